@@ -1,0 +1,179 @@
+"""The ``streamproof`` command: a thin layer over the library.
+
+Exit status: 0 success, 1 conformance failures, 2 usage or corpus error
+(one line naming the file and the problem, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .__about__ import __version__
+from .adapter import AdapterError, load_adapter
+from .chunking import TRANSPORTS, boundaries
+from .corpus import Corpus, CorpusError, default_root, load_corpus
+from .display import wire_view
+from .linting import check_corpus, write_manifest
+from .results import SEVERITIES, exit_status, results_document, write_json
+from .runner import plan, run_plan, select
+from .terminal import Progress, print_summary
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A mistake in the command line: one line, exit 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="streamproof",
+        description="Conformance suite for parsers of OpenAI-compatible chat responses.")
+    parser.add_argument("--version", action="version", version=f"streamproof {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser("run", help="score an adapter against the corpus")
+    run.add_argument("--adapter", default="reference", metavar="SPEC",
+                     help="built-in name, path/to/adapter.py or a module (default: reference)")
+    run.add_argument("--transport", default="all", metavar="LIST",
+                     help=f"'all' or a comma list of {', '.join(TRANSPORTS)}")
+    run.add_argument("--case", action="append", default=[], metavar="GLOB",
+                     help="only cases whose id matches (repeatable)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random transport")
+    run.add_argument("--fail-on", choices=SEVERITIES, default="may",
+                     help="lowest severity whose failures fail the run (default: may)")
+    run.add_argument("--json", type=Path, metavar="FILE", help="write results JSON here")
+    _corpus_option(run)
+
+    lst = sub.add_parser("list", help="list the cases")
+    _corpus_option(lst)
+    show = sub.add_parser("show", help="show one case's stream and expectation")
+    show.add_argument("case", metavar="CASE")
+    show.add_argument("--transport", choices=TRANSPORTS, help="mark this transport's reads")
+    show.add_argument("--seed", type=int, default=0)
+    _corpus_option(show)
+    validate = sub.add_parser("validate", help="check the corpus")
+    _corpus_option(validate)
+    manifest = sub.add_parser("manifest", help="rewrite corpus/manifest.json from the files")
+    _corpus_option(manifest)
+    return parser
+
+
+def _corpus_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--corpus", type=Path, metavar="DIR",
+                        help="corpus folder (default: the corpus shipped with streamproof)")
+
+
+def _transports(value: str) -> list[str]:
+    if value == "all":
+        return list(TRANSPORTS)
+    names = [t.strip() for t in value.split(",") if t.strip()]
+    unknown = [t for t in names if t not in TRANSPORTS]
+    if unknown or not names:
+        raise UsageError(f"--transport: unknown {unknown or value!r}; "
+                         f"choose from all, {', '.join(TRANSPORTS)}")
+    return names
+
+
+def _load(args: argparse.Namespace) -> Corpus:
+    return load_corpus(args.corpus)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    transports = _transports(args.transport)
+    corpus = _load(args)
+    adapter = load_adapter(args.adapter)
+    cases = select(corpus.cases, args.case)
+    if not cases:
+        raise UsageError(f"--case {' '.join(args.case)!r} matches no case")
+    work = plan(cases, transports)
+    progress = Progress(len(work), sys.stderr)
+    results = list(run_plan(adapter, work, seed=args.seed, on_result=progress.step))
+    progress.done()
+    print_summary(results, adapter, corpus, sys.stdout)
+    if args.json:
+        document = results_document(results, corpus=corpus, adapter=adapter,
+                                    transports=transports, seed=args.seed)
+        write_json(document, args.json)
+        print(f"results: {args.json}")
+    return exit_status(results, args.fail_on)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    corpus = _load(args)
+    for case in corpus.cases:
+        flag = "" if case.runnable else "  (recorded, not yet reviewed)"
+        print(f"{case.id:<58} {case.severity:<6} {case.title}{flag}")
+    print(f"{len(corpus.cases)} cases, corpus {corpus.version}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    corpus = _load(args)
+    case = next((c for c in corpus.cases if c.id == args.case), None)
+    if case is None:
+        raise UsageError(f"no case {args.case!r} (see 'streamproof list')")
+    response = case.data["response"]
+    print(f"{case.id} [{case.severity}] {case.title}")
+    if case.data.get("comment"):
+        print(f"  {case.data['comment']}")
+    print(f"provenance: {case.data['provenance']['kind']}: {case.data['provenance']['source']}")
+    print(f"HTTP {response['status']}  "
+          + "  ".join(f"{k}: {v}" for k, v in response["headers"].items()))
+    ends = (boundaries(case.body, args.transport, seed=args.seed, case_dir=case.dir)
+            if args.transport else None)
+    print(f"--- {response['body']} ({len(case.body)} bytes)"
+          + (f", reads marked ¦ ({args.transport})" if ends else "") + " ---")
+    print(wire_view(case.body, ends))
+    key = "expected" if "expected" in case.data else "expected_any"
+    print(f"--- {key} ---")
+    print(json.dumps(case.data[key], indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    root = (args.corpus or default_root()).resolve()
+    problems = check_corpus(root)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem(s) in {root}", file=sys.stderr)
+        return 2
+    corpus = load_corpus(root)
+    print(f"ok: {len(corpus.cases)} cases, corpus {corpus.version} (sha256 {corpus.sha256})")
+    return 0
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    root = (args.corpus or default_root()).resolve()
+    load_corpus(root)  # never digest a corpus that does not load
+    manifest = write_manifest(root)
+    print(f"wrote {root / 'manifest.json'}: {len(manifest['files'])} files, "
+          f"sha256 {manifest['sha256']}")
+    return 0
+
+
+_COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
+             "manifest": cmd_manifest}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except CorpusError as exc:
+        for problem in exc.problems:
+            print(f"streamproof: {problem}", file=sys.stderr)
+    except (AdapterError, UsageError) as exc:
+        print(f"streamproof: {exc}", file=sys.stderr)
+    except OSError as exc:
+        print(f"streamproof: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Results as data: the summary, the exit status and the JSON document."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .__about__ import __version__
+from .adapter import Adapter
+from .corpus import Corpus
+from .runner import Result, Verdict
+from .schemas import schema_errors
+
+__all__ = ["SEVERITIES", "exit_status", "results_document", "summarize", "write_json"]
+
+SEVERITIES = ("must", "should", "may")
+_FAILING = frozenset({Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS})
+
+
+def summarize(results: Iterable[Result]) -> dict[str, int]:
+    counts = Counter(r.verdict for r in results)
+    summary = {
+        "total": sum(counts.values()),
+        "passed": counts[Verdict.PASS],
+        "failed": counts[Verdict.FAIL],
+        "skipped": counts[Verdict.SKIP],
+        "crashed": counts[Verdict.CRASH],
+        "timed_out": counts[Verdict.TIMEOUT],
+        "xfailed": counts[Verdict.XFAIL],
+        "xpassed": counts[Verdict.XPASS],
+    }
+    summary["errors"] = summary["crashed"] + summary["timed_out"]
+    return summary
+
+
+def exit_status(results: Iterable[Result], fail_on: str = "may") -> int:
+    """0 when nothing at or above ``fail_on`` failed, crashed, timed out or xpassed."""
+    limit = SEVERITIES.index(fail_on)
+    for result in results:
+        if result.verdict in _FAILING and SEVERITIES.index(result.case.severity) <= limit:
+            return 1
+    return 0
+
+
+def results_document(results: list[Result], *, corpus: Corpus, adapter: Adapter,
+                     transports: list[str], seed: int) -> dict[str, Any]:
+    return {
+        "tool": {"name": "streamproof", "version": __version__},
+        "corpus": {"version": corpus.version, "sha256": corpus.sha256,
+                   "path": str(corpus.root)},
+        "adapter": {"name": adapter.name, "version": adapter.version, "spec": adapter.spec,
+                    "capabilities": sorted(adapter.capabilities)},
+        "run": {
+            "transports": transports,
+            "seed": seed,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "platform": f"{platform.python_implementation()} {platform.python_version()} "
+                        f"on {platform.system()} {platform.machine()}",
+        },
+        "summary": summarize(results),
+        "results": [r.as_dict() for r in results],
+    }
+
+
+def write_json(document: dict[str, Any], path: Path) -> None:
+    """Validate against ``schemas/results.schema.json`` and write."""
+    problem = schema_errors("results", document)
+    if problem:  # our own bug: never write a file that breaks the contract
+        raise ValueError(f"results document does not match its schema: {problem}")
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
