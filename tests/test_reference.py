@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamproof.corpus import Case, load_corpus
+from streamproof.reference import ResponseReader, body_kind, read_response
+
+CASES = load_corpus().cases
+SSE = {"content-type": "text/event-stream"}
+
+
+def read(case: Case, pieces: list[bytes]) -> dict[str, Any]:
+    return read_response(case.status, case.headers, case.request, pieces)
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "stream", "kind"),
+    [
+        (200, "text/event-stream; charset=utf-8", False, "stream"),
+        (200, "application/json", True, "json"),
+        (200, "application/problem+json", True, "json"),
+        (200, "text/plain", True, "stream"),
+        (200, "", False, "json"),
+        (502, "text/event-stream", True, "error"),
+    ],
+)
+def test_body_kind(status: int, content_type: str, stream: bool, kind: str) -> None:
+    assert body_kind(status, {"content-type": content_type}, {"stream": stream}) == kind
+
+
+def test_reads_of_every_shape_give_one_outcome(split: Callable[[bytes], Iterator[bytes]]) -> None:
+    for case in CASES:
+        assert read(case, list(split(case.body))) == read(case, [case.body]), case.id
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    index=st.integers(min_value=0, max_value=len(CASES) - 1),
+    cuts=st.lists(st.integers(min_value=1, max_value=5000), max_size=40),
+)
+def test_outcome_does_not_depend_on_the_chunking(index: int, cuts: list[int]) -> None:
+    case = CASES[index]
+    points = sorted({c for c in cuts if c < len(case.body)})
+    pieces = [case.body[a:b] for a, b in zip([0, *points], [*points, len(case.body)], strict=True)]
+    assert read(case, pieces) == read(case, [case.body])
+
+
+def test_content_surfaces_with_the_read_that_completes_its_event() -> None:
+    reader = ResponseReader(200, SSE, {})
+    assert reader.feed(b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n') == []
+    (piece,) = reader.feed(b"\n")
+    assert (piece.choice, piece.content) == (0, "Hi")
+
+
+def test_a_line_past_the_bound_fails_the_stream_and_keeps_the_text() -> None:
+    reader = ResponseReader(200, SSE, {})
+    reader.feed(b'data: {"choices":[{"index":0,"delta":{"content":"kept"}}]}\n\n')
+    reader._decoder._max_line = 64  # a small bound instead of 16 MiB of input
+    reader.feed(b"data: " + b"x" * 100)
+    out = reader.close()
+    assert out["status"] == "error"
+    assert "line longer than" in out["error"]["message"]
+    assert out["choices"][0]["content"] == "kept"
+
+
+def test_non_streamed_body_is_read_at_close() -> None:
+    reader = ResponseReader(200, {"content-type": "application/json"}, {})
+    assert reader.feed(b'{"choices":[{"index":0,"message":{"content":"x"},') == []
+    reader.feed(b'"finish_reason":"stop"}]}')
+    assert reader.close()["choices"][0]["content"] == "x"

@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streamproof.sse import Event, SSEDecoder, SSEProtocolError
+
+Split = Callable[[bytes], Iterator[bytes]]
+
+
+def decode(data: bytes, split: Split, decoder: SSEDecoder | None = None) -> list[Event]:
+    decoder = decoder or SSEDecoder()
+    events: list[Event] = []
+    for piece in split(data):
+        events.extend(decoder.feed(piece))
+    events.extend(decoder.close())
+    return events
+
+
+def datas(data: bytes, split: Split) -> list[str]:
+    return [e.data for e in decode(data, split)]
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_each_line_ending_dispatches(split: Split, end: bytes) -> None:
+    body = b"data: a" + end + end + b"data: b" + end + end
+    assert datas(body, split) == ["a", "b"]
+
+
+def test_mixed_line_endings(split: Split) -> None:
+    body = b"data: a\r\n\ndata: b\n\rdata: c\r\r\ndata: d\r\n\r\n"
+    assert datas(body, split) == ["a", "b", "c", "d"]
+
+
+def test_cr_ending_one_read_and_lf_starting_the_next_are_one_line_end() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: a\r") == []
+    # Were the LF a second line end, this read would dispatch "a" early.
+    assert decoder.feed(b"\ndata: b\r") == []
+    assert [e.data for e in decoder.feed(b"\n\r\n")] == ["a\nb"]
+
+
+def test_lone_cr_then_lf_in_separate_reads_is_not_a_blank_line() -> None:
+    decoder = SSEDecoder()
+    decoder.feed(b"data: x\r")
+    assert decoder.feed(b"\n") == []
+    assert [e.data for e in decoder.feed(b"\n")] == ["x"]
+
+
+def test_bom_at_start_is_skipped(split: Split) -> None:
+    assert datas(b"\xef\xbb\xbfdata: a\n\n", split) == ["a"]
+
+
+def test_only_one_bom_is_skipped(split: Split) -> None:
+    # The second BOM makes the field name "\ufeffdata", which is unknown.
+    assert datas(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n", split) == ["b"]
+
+
+def test_bom_later_in_the_stream_is_text(split: Split) -> None:
+    assert datas(b"data: a\xef\xbb\xbf\n\n", split) == ["a\ufeff"]
+
+
+def test_comments_are_ignored_and_do_not_dispatch(split: Split) -> None:
+    body = b": keep-alive\n\n: one\n:two\ndata: a\n: inside\ndata: b\n\n"
+    assert datas(body, split) == ["a\nb"]
+
+
+def test_one_optional_space_after_colon(split: Split) -> None:
+    assert datas(b"data:a\n\ndata: b\n\ndata:  c\n\n", split) == ["a", "b", " c"]
+
+
+def test_field_without_colon_has_empty_value(split: Split) -> None:
+    assert datas(b"data\ndata: x\n\n", split) == ["\nx"]
+    assert datas(b"data\n\n", split) == [""]
+
+
+def test_multi_line_data_joined_with_newline(split: Split) -> None:
+    assert datas(b'data: {\ndata: "a": 1\ndata: }\n\n', split) == ['{\n"a": 1\n}']
+
+
+def test_event_id_and_retry(split: Split) -> None:
+    body = b"event: error\nid: 7\nretry: 3000\ndata: x\n\ndata: y\n\n"
+    first, second = decode(body, split)
+    assert first == Event(data="x", type="error", id="7", retry=3000)
+    # The event type resets after dispatch; the last event id does not.
+    assert second == Event(data="y", type="message", id="7", retry=3000)
+
+
+def test_retry_that_is_not_digits_is_ignored(split: Split) -> None:
+    (event,) = decode(b"retry: 10s\ndata: x\n\n", split)
+    assert event.retry is None
+
+
+def test_id_with_nul_is_ignored(split: Split) -> None:
+    (event,) = decode(b"id: 1\x002\ndata: x\n\n", split)
+    assert event.id == ""
+
+
+def test_no_dispatch_when_data_buffer_is_empty(split: Split) -> None:
+    # An event type without data is not an event, and the type is reset.
+    assert decode(b"event: ping\n\ndata: x\n\n", split) == [Event(data="x")]
+
+
+def test_unknown_fields_are_ignored(split: Split) -> None:
+    assert datas(b"foo: bar\ndata: x\nbaz\n\n", split) == ["x"]
+
+
+def test_unterminated_event_is_discarded_at_close(split: Split) -> None:
+    decoder = SSEDecoder()
+    assert decode(b"data: a\n\ndata: b\n", split, decoder) == [Event(data="a")]
+    assert decoder.has_unterminated_event
+
+
+def test_utf8_split_across_reads_comes_out_whole(split: Split) -> None:
+    assert datas("data: 😀😀😀\n\n".encode(), split) == ["😀😀😀"]
+
+
+def test_invalid_utf8_becomes_replacement_character(split: Split) -> None:
+    assert datas(b"data: a\xffb\n\n", split) == ["a\ufffdb"]
+
+
+def test_empty_reads_are_harmless() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"") == []
+    assert [e.data for e in decoder.feed(b"data: a\n\n")] == ["a"]
+
+
+def test_line_bound_is_a_protocol_error_and_sticks() -> None:
+    decoder = SSEDecoder(max_line_bytes=16)
+    with pytest.raises(SSEProtocolError, match="line longer than 16 bytes"):
+        for _ in range(5):
+            decoder.feed(b"data: 0123")
+    with pytest.raises(SSEProtocolError):
+        decoder.feed(b"\n\n")  # stays in its error state
+
+
+def test_event_bound_is_a_protocol_error() -> None:
+    decoder = SSEDecoder(max_event_bytes=10)
+    with pytest.raises(SSEProtocolError, match="event data longer"):
+        decoder.feed(b"data: 123456\ndata: 123456\n")
+
+
+def test_feed_after_close_is_refused() -> None:
+    decoder = SSEDecoder()
+    decoder.close()
+    with pytest.raises(RuntimeError):
+        decoder.feed(b"data: x\n\n")
+
+
+_lines = st.lists(
+    st.one_of(
+        st.sampled_from([b"", b": comment", b"event: ping", b"id: 3", b"retry: 10", b"data"]),
+        st.builds(lambda s: b"data: " + s.encode(), st.text(max_size=8)),
+        st.binary(max_size=6).filter(lambda b: b"\r" not in b and b"\n" not in b),
+    ),
+    max_size=12,
+)
+
+
+@given(
+    lines=_lines,
+    ends=st.lists(st.sampled_from([b"\n", b"\r\n", b"\r"]), min_size=12, max_size=12),
+    bom=st.booleans(),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=20),
+)
+def test_events_do_not_depend_on_how_the_body_is_cut(
+    lines: list[bytes], ends: list[bytes], bom: bool, cuts: list[int]
+) -> None:
+    body = (b"\xef\xbb\xbf" if bom else b"") + b"".join(
+        line + end for line, end in zip(lines, ends, strict=False)
+    )
+    reference = decode(body, lambda b: iter([b]))
+    points = sorted({c for c in cuts if 0 < c < len(body)})
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    assert decode(body, lambda _: iter(pieces)) == reference
