@@ -14,9 +14,20 @@ from streamproof.reference import ResponseReader
 NAME = "reference"
 VERSION = __version__
 CAPABILITIES = {
-    "content", "role", "finish_reason", "usage", "tool_calls", "reasoning", "refusal",
-    "multiple_choices", "stream_error", "http_error", "truncation", "non_streaming",
-    "metadata", "incremental",
+    "content",
+    "role",
+    "finish_reason",
+    "usage",
+    "tool_calls",
+    "reasoning",
+    "refusal",
+    "multiple_choices",
+    "stream_error",
+    "http_error",
+    "truncation",
+    "non_streaming",
+    "metadata",
+    "incremental",
 }
 
 
@@ -26,8 +37,11 @@ def parse(response: Any) -> dict[str, Any]:
     for data in response.iter_bytes():
         for piece in reader.feed(data):
             deltas.append(
-                {"choice": piece.choice, "content": piece.content,
-                 "at_byte": response.bytes_delivered}
+                {
+                    "choice": piece.choice,
+                    "content": piece.content,
+                    "at_byte": response.bytes_delivered,
+                }
             )
     outcome = reader.close()
     outcome["deltas"] = deltas

@@ -21,11 +21,24 @@ from .resources import data_path
 
 __all__ = ["CAPABILITIES", "Adapter", "AdapterError", "ReplayResponse", "load_adapter"]
 
-CAPABILITIES = frozenset({
-    "content", "role", "finish_reason", "usage", "tool_calls", "reasoning", "refusal",
-    "multiple_choices", "stream_error", "http_error", "truncation", "non_streaming",
-    "metadata", "incremental",
-})
+CAPABILITIES = frozenset(
+    {
+        "content",
+        "role",
+        "finish_reason",
+        "usage",
+        "tool_calls",
+        "reasoning",
+        "refusal",
+        "multiple_choices",
+        "stream_error",
+        "http_error",
+        "truncation",
+        "non_streaming",
+        "metadata",
+        "incremental",
+    }
+)
 
 
 class AdapterError(Exception):
@@ -39,8 +52,17 @@ class ReplayResponse:
     chunks; ``bytes_delivered`` counts the body bytes handed out so far.
     """
 
-    def __init__(self, *, status: int, headers: dict[str, str], request: dict[str, Any],
-                 case_id: str, transport: str, body: bytes, ends: list[int]) -> None:
+    def __init__(
+        self,
+        *,
+        status: int,
+        headers: dict[str, str],
+        request: dict[str, Any],
+        case_id: str,
+        transport: str,
+        body: bytes,
+        ends: list[int],
+    ) -> None:
         self.status = status
         self.headers = {k.lower(): v for k, v in headers.items()}
         self.request = request
@@ -92,8 +114,11 @@ class Adapter:
 
 
 def builtin_names() -> list[str]:
-    return sorted(p.stem.replace("_", "-") for p in data_path("adapters").glob("*.py")
-                  if not p.name.startswith("_"))
+    return sorted(
+        p.stem.replace("_", "-")
+        for p in data_path("adapters").glob("*.py")
+        if not p.name.startswith("_")
+    )
 
 
 def _module_from_file(path: Path) -> ModuleType:

@@ -249,8 +249,14 @@ def error_from_body(status: int, body: bytes) -> Outcome:
         text = parsed if isinstance(parsed, str) else json.dumps(parsed)
         error = {"message": text.strip()[:500] or f"HTTP {status}", "type": None, "code": None}
     error["http_status"] = status
-    return {"status": "error", "choices": [], "usage": None, "error": error, "id": None,
-            "model": None}
+    return {
+        "status": "error",
+        "choices": [],
+        "usage": None,
+        "error": error,
+        "id": None,
+        "model": None,
+    }
 
 
 def read_completion(body: bytes) -> Outcome:

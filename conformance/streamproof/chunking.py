@@ -15,8 +15,9 @@ __all__ = ["TRANSPORTS", "boundaries", "split"]
 TRANSPORTS = ("whole", "lines", "bytes", "random", "recorded")
 
 
-def boundaries(body: bytes, transport: str, *, seed: int = 0, case_dir: Path | None = None
-               ) -> list[int]:
+def boundaries(
+    body: bytes, transport: str, *, seed: int = 0, case_dir: Path | None = None
+) -> list[int]:
     """The end offset of every chunk of ``body`` under ``transport``."""
     if not body:
         return []

@@ -32,20 +32,38 @@ class UsageError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="streamproof",
-        description="Conformance suite for parsers of OpenAI-compatible chat responses.")
+        description="Conformance suite for parsers of OpenAI-compatible chat responses.",
+    )
     parser.add_argument("--version", action="version", version=f"streamproof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser("run", help="score an adapter against the corpus")
-    run.add_argument("--adapter", default="reference", metavar="SPEC",
-                     help="built-in name, path/to/adapter.py or a module (default: reference)")
-    run.add_argument("--transport", default="all", metavar="LIST",
-                     help=f"'all' or a comma list of {', '.join(TRANSPORTS)}")
-    run.add_argument("--case", action="append", default=[], metavar="GLOB",
-                     help="only cases whose id matches (repeatable)")
+    run.add_argument(
+        "--adapter",
+        default="reference",
+        metavar="SPEC",
+        help="built-in name, path/to/adapter.py or a module (default: reference)",
+    )
+    run.add_argument(
+        "--transport",
+        default="all",
+        metavar="LIST",
+        help=f"'all' or a comma list of {', '.join(TRANSPORTS)}",
+    )
+    run.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only cases whose id matches (repeatable)",
+    )
     run.add_argument("--seed", type=int, default=0, help="seed of the random transport")
-    run.add_argument("--fail-on", choices=SEVERITIES, default="may",
-                     help="lowest severity whose failures fail the run (default: may)")
+    run.add_argument(
+        "--fail-on",
+        choices=SEVERITIES,
+        default="may",
+        help="lowest severity whose failures fail the run (default: may)",
+    )
     run.add_argument("--json", type=Path, metavar="FILE", help="write results JSON here")
     _corpus_option(run)
 
@@ -64,8 +82,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _corpus_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", type=Path, metavar="DIR",
-                        help="corpus folder (default: the corpus shipped with streamproof)")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        metavar="DIR",
+        help="corpus folder (default: the corpus shipped with streamproof)",
+    )
 
 
 def _transports(value: str) -> list[str]:
@@ -74,8 +96,9 @@ def _transports(value: str) -> list[str]:
     names = [t.strip() for t in value.split(",") if t.strip()]
     unknown = [t for t in names if t not in TRANSPORTS]
     if unknown or not names:
-        raise UsageError(f"--transport: unknown {unknown or value!r}; "
-                         f"choose from all, {', '.join(TRANSPORTS)}")
+        raise UsageError(
+            f"--transport: unknown {unknown or value!r}; choose from all, {', '.join(TRANSPORTS)}"
+        )
     return names
 
 
@@ -96,8 +119,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress.done()
     print_summary(results, adapter, corpus, sys.stdout)
     if args.json:
-        document = results_document(results, corpus=corpus, adapter=adapter,
-                                    transports=transports, seed=args.seed)
+        document = results_document(
+            results, corpus=corpus, adapter=adapter, transports=transports, seed=args.seed
+        )
         write_json(document, args.json)
         print(f"results: {args.json}")
     return exit_status(results, args.fail_on)
@@ -122,12 +146,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     if case.data.get("comment"):
         print(f"  {case.data['comment']}")
     print(f"provenance: {case.data['provenance']['kind']}: {case.data['provenance']['source']}")
-    print(f"HTTP {response['status']}  "
-          + "  ".join(f"{k}: {v}" for k, v in response["headers"].items()))
-    ends = (boundaries(case.body, args.transport, seed=args.seed, case_dir=case.dir)
-            if args.transport else None)
-    print(f"--- {response['body']} ({len(case.body)} bytes)"
-          + (f", reads marked ¦ ({args.transport})" if ends else "") + " ---")
+    print(
+        f"HTTP {response['status']}  "
+        + "  ".join(f"{k}: {v}" for k, v in response["headers"].items())
+    )
+    ends = (
+        boundaries(case.body, args.transport, seed=args.seed, case_dir=case.dir)
+        if args.transport
+        else None
+    )
+    print(
+        f"--- {response['body']} ({len(case.body)} bytes)"
+        + (f", reads marked ¦ ({args.transport})" if ends else "")
+        + " ---"
+    )
     print(wire_view(case.body, ends))
     key = "expected" if "expected" in case.data else "expected_any"
     print(f"--- {key} ---")
@@ -152,13 +184,20 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     root = (args.corpus or default_root()).resolve()
     load_corpus(root)  # never digest a corpus that does not load
     manifest = write_manifest(root)
-    print(f"wrote {root / 'manifest.json'}: {len(manifest['files'])} files, "
-          f"sha256 {manifest['sha256']}")
+    print(
+        f"wrote {root / 'manifest.json'}: {len(manifest['files'])} files, "
+        f"sha256 {manifest['sha256']}"
+    )
     return 0
 
 
-_COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
-             "manifest": cmd_manifest}
+_COMMANDS = {
+    "run": cmd_run,
+    "list": cmd_list,
+    "show": cmd_show,
+    "validate": cmd_validate,
+    "manifest": cmd_manifest,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -68,7 +68,7 @@ def compare(expected: Any, actual: Any, path: str = "") -> list[Divergence]:
         if len(expected) != len(actual):
             return [Divergence(f"{path}.length", len(expected), len(actual))]
         found = []
-        for i, (want, got) in enumerate(zip(expected, actual)):
+        for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
             found.extend(compare(want, got, f"{path}[{i}]"))
         return found
     if _same_scalar(expected, actual):

@@ -32,8 +32,9 @@ class CorpusError(Exception):
 def expectation_digest(data: dict[str, Any]) -> str:
     """sha256 of a case's expectation in canonical JSON (sorted keys, no spaces)."""
     key = "expected" if "expected" in data else "expected_any"
-    canonical = json.dumps({key: data.get(key)}, sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=False)
+    canonical = json.dumps(
+        {key: data.get(key)}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

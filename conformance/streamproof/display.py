@@ -42,7 +42,7 @@ def wire_view(body: bytes, ends: list[int] | None = None, *, limit: int = 20_000
         for end in ends:
             if start >= len(shown):
                 break
-            parts.append(visible(shown[start:min(end, len(shown))]))
+            parts.append(visible(shown[start : min(end, len(shown))]))
             start = end
         text = "¦".join(parts)
     if len(body) > limit:

@@ -25,8 +25,12 @@ _SECRETS = (
 )
 _SECRET_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
 _FIELD_CAPABILITY = {
-    "role": "role", "content": "content", "reasoning": "reasoning", "refusal": "refusal",
-    "finish_reason": "finish_reason", "tool_calls": "tool_calls",
+    "role": "role",
+    "content": "content",
+    "reasoning": "reasoning",
+    "refusal": "refusal",
+    "finish_reason": "finish_reason",
+    "tool_calls": "tool_calls",
 }
 
 
@@ -78,10 +82,12 @@ def _lint_case(case: Case, sections: set[str]) -> list[str]:
         problems.append(f"{name}: title {title!r} should start lower-case and not end with '.'")
     missing = needed_capabilities(case) - case.requires
     if missing:
-        problems.append(f"{name}: the expectation needs capabilities {sorted(missing)} "
-                        "that 'requires' does not list")
+        problems.append(
+            f"{name}: the expectation needs capabilities {sorted(missing)} "
+            "that 'requires' does not list"
+        )
     for ref in case.data["spec"]:
-        if ref.startswith("semantics §") and sections and ref[len("semantics §"):] not in sections:
+        if ref.startswith("semantics §") and sections and ref[len("semantics §") :] not in sections:
             problems.append(f"{name}: spec {ref!r} names no section of docs/semantics.md")
     for header in case.headers:
         if header in _SECRET_HEADERS:
@@ -89,7 +95,9 @@ def _lint_case(case: Case, sections: set[str]) -> list[str]:
     for pattern in _SECRETS:
         found = pattern.search(case.body)
         if found:
-            problems.append(f"{name}: the body looks like it holds a secret: {found.group()[:12]!r}…")
+            problems.append(
+                f"{name}: the body looks like it holds a secret: {found.group()[:12]!r}…"
+            )
     for want in case.alternatives:
         if case.status >= 400 and want.get("status") != "error":
             problems.append(f"{name}: HTTP {case.status} must expect status 'error'")
@@ -129,7 +137,9 @@ def check_corpus(root: Path) -> list[str]:
     sections = _semantics_sections()
     for case in cases:
         problems.extend(_lint_case(case, sections))
-    if cases:
+    if cases and not problems:
+        # The manifest is checked once the cases load: a broken case file is
+        # one problem, not also a digest mismatch.
         problems.extend(_lint_manifest(root, version, cases))
     return problems
 
@@ -142,7 +152,11 @@ def write_manifest(root: Path) -> dict[str, Any]:
         retired = json.loads(path.read_text(encoding="utf-8")).get("retired", {})
     version = (root / "VERSION").read_text(encoding="utf-8").strip()
     files = file_digests(root)
-    manifest = {"version": version, "sha256": tree_digest(files), "files": files,
-                "retired": retired}
+    manifest = {
+        "version": version,
+        "sha256": tree_digest(files),
+        "files": files,
+        "retired": retired,
+    }
     path.write_bytes((json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode("utf-8"))
     return manifest

@@ -35,9 +35,7 @@ def body_kind(status: int, headers: Mapping[str, str], request: Mapping[str, Any
 class ResponseReader:
     """Reads one response body, fed in reads of any size."""
 
-    def __init__(
-        self, status: int, headers: Mapping[str, str], request: Mapping[str, Any]
-    ) -> None:
+    def __init__(self, status: int, headers: Mapping[str, str], request: Mapping[str, Any]) -> None:
         self.status = status
         self.kind = body_kind(status, headers, request)
         self._decoder = SSEDecoder()

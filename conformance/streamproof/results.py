@@ -47,20 +47,24 @@ def exit_status(results: Iterable[Result], fail_on: str = "may") -> int:
     return 0
 
 
-def results_document(results: list[Result], *, corpus: Corpus, adapter: Adapter,
-                     transports: list[str], seed: int) -> dict[str, Any]:
+def results_document(
+    results: list[Result], *, corpus: Corpus, adapter: Adapter, transports: list[str], seed: int
+) -> dict[str, Any]:
     return {
         "tool": {"name": "streamproof", "version": __version__},
-        "corpus": {"version": corpus.version, "sha256": corpus.sha256,
-                   "path": str(corpus.root)},
-        "adapter": {"name": adapter.name, "version": adapter.version, "spec": adapter.spec,
-                    "capabilities": sorted(adapter.capabilities)},
+        "corpus": {"version": corpus.version, "sha256": corpus.sha256, "path": str(corpus.root)},
+        "adapter": {
+            "name": adapter.name,
+            "version": adapter.version,
+            "spec": adapter.spec,
+            "capabilities": sorted(adapter.capabilities),
+        },
         "run": {
             "transports": transports,
             "seed": seed,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "platform": f"{platform.python_implementation()} {platform.python_version()} "
-                        f"on {platform.system()} {platform.machine()}",
+            f"on {platform.system()} {platform.machine()}",
         },
         "summary": summarize(results),
         "results": [r.as_dict() for r in results],

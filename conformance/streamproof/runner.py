@@ -90,19 +90,29 @@ def run_case(adapter: Adapter, case: Case, transport: str, *, seed: int = 0) -> 
     """Run one case under one transport; never raises for the adapter's faults."""
     missing = case.requires - adapter.capabilities
     if missing:
-        return Result(case, transport, Verdict.SKIP,
-                      message=f"adapter lacks {', '.join(sorted(missing))}")
+        return Result(
+            case, transport, Verdict.SKIP, message=f"adapter lacks {', '.join(sorted(missing))}"
+        )
     response = ReplayResponse(
-        status=case.status, headers=case.headers, request=case.request, case_id=case.id,
-        transport=transport, body=case.body,
+        status=case.status,
+        headers=case.headers,
+        request=case.request,
+        case_id=case.id,
+        transport=transport,
+        body=case.body,
         ends=boundaries(case.body, transport, seed=seed, case_dir=case.dir),
     )
     started = time.perf_counter()
     try:
         outcome = adapter.run(response)
     except Exception as exc:  # the adapter's fault is a verdict, never ours
-        return Result(case, transport, Verdict.CRASH, message=_one_line(exc),
-                      seconds=time.perf_counter() - started)
+        return Result(
+            case,
+            transport,
+            Verdict.CRASH,
+            message=_one_line(exc),
+            seconds=time.perf_counter() - started,
+        )
     seconds = time.perf_counter() - started
     return judge(case, transport, outcome, seconds)
 
@@ -110,19 +120,35 @@ def run_case(adapter: Adapter, case: Case, transport: str, *, seed: int = 0) -> 
 def judge(case: Case, transport: str, outcome: Any, seconds: float) -> Result:
     """Compare what the adapter returned with the case's expectation."""
     if not isinstance(outcome, dict):
-        return Result(case, transport, Verdict.FAIL, seconds=seconds,
-                      message=f"adapter returned {type(outcome).__name__}, not an outcome object")
+        return Result(
+            case,
+            transport,
+            Verdict.FAIL,
+            seconds=seconds,
+            message=f"adapter returned {type(outcome).__name__}, not an outcome object",
+        )
     problem = schema_errors("outcome", outcome)
     if problem:
-        return Result(case, transport, Verdict.FAIL, seconds=seconds, outcome=outcome,
-                      message=f"outcome does not match the outcome schema: {problem}")
+        return Result(
+            case,
+            transport,
+            Verdict.FAIL,
+            seconds=seconds,
+            outcome=outcome,
+            message=f"outcome does not match the outcome schema: {problem}",
+        )
     mismatches = best_alternative(case.alternatives, outcome)
     verdict = Verdict.FAIL if mismatches else Verdict.PASS
     return Result(case, transport, verdict, mismatches, seconds=seconds, outcome=outcome)
 
 
-def run_plan(adapter: Adapter, work: list[tuple[Case, str]], *, seed: int = 0,
-             on_result: Callable[[Result], None] | None = None) -> Iterator[Result]:
+def run_plan(
+    adapter: Adapter,
+    work: list[tuple[Case, str]],
+    *,
+    seed: int = 0,
+    on_result: Callable[[Result], None] | None = None,
+) -> Iterator[Result]:
     for case, transport in work:
         result = run_case(adapter, case, transport, seed=seed)
         if on_result is not None:

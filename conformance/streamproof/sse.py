@@ -151,9 +151,7 @@ class SSEDecoder:
         if name == "data":
             self._data_size += len(value) + 1
             if self._data_size > self._max_event:
-                self._error = SSEProtocolError(
-                    f"event data longer than {self._max_event} bytes"
-                )
+                self._error = SSEProtocolError(f"event data longer than {self._max_event} bytes")
                 raise self._error
             self._data.append(value)
         elif name == "event":
@@ -161,9 +159,8 @@ class SSEDecoder:
         elif name == "id":
             if "\x00" not in value:
                 self._last_id = value
-        elif name == "retry":
-            if value.isascii() and value.isdigit():
-                self._retry = int(value)
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self._retry = int(value)
         return None
 
     def _dispatch(self) -> Event | None:

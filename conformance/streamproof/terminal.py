@@ -37,17 +37,23 @@ class Progress:
             self._stream.flush()
 
 
-def print_summary(results: list[Result], adapter: Adapter, corpus: Corpus,
-                  stream: TextIO) -> None:
+def print_summary(results: list[Result], adapter: Adapter, corpus: Corpus, stream: TextIO) -> None:
     """Each failing case × transport with its first divergence, then one line."""
     for result in results:
         if result.verdict in _SHOWN:
-            stream.write(f"{result.verdict.value.upper():<7} {result.case.id} "
-                         f"[{result.transport}] ({result.case.severity}): "
-                         f"{result.first_divergence}\n")
+            stream.write(
+                f"{result.verdict.value.upper():<7} {result.case.id} "
+                f"[{result.transport}] ({result.case.severity}): "
+                f"{result.first_divergence}\n"
+            )
     s = summarize(results)
     parts = [f"{s['passed']} passed", f"{s['failed']} failed"]
-    parts += [f"{s[k]} {k.replace('_', ' ')}" for k in
-              ("skipped", "crashed", "timed_out", "xfailed", "xpassed") if s[k]]
-    stream.write(f"streamproof {adapter.name} {adapter.version} on corpus {corpus.version}: "
-                 f"{', '.join(parts)} ({s['total']} case runs)\n")
+    parts += [
+        f"{s[k]} {k.replace('_', ' ')}"
+        for k in ("skipped", "crashed", "timed_out", "xfailed", "xpassed")
+        if s[k]
+    ]
+    stream.write(
+        f"streamproof {adapter.name} {adapter.version} on corpus {corpus.version}: "
+        f"{', '.join(parts)} ({s['total']} case runs)\n"
+    )

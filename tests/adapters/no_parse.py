@@ -1,0 +1,3 @@
+"""A test adapter that forgot to define parse."""
+
+NAME = "no-parse"

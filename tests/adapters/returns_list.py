@@ -1,0 +1,5 @@
+"""A test adapter that returns a list instead of an outcome object."""
+
+
+def parse(response):
+    return [b for b in response.iter_bytes()]

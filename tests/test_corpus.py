@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from streamproof.corpus import CorpusError, load_corpus
+from streamproof.linting import check_corpus, needed_capabilities, write_manifest
+from streamproof.resources import data_path
+
+ROOT = data_path("corpus")
+
+
+def test_the_shipped_corpus_validates_against_schemas_and_manifest() -> None:
+    assert check_corpus(ROOT) == []
+
+
+def test_the_shipped_corpus_is_big_enough_and_ids_are_unique() -> None:
+    cases = load_corpus().cases
+    assert len(cases) >= 40
+    assert len({c.id for c in cases}) == len(cases)
+
+
+def test_every_case_requires_what_its_expectation_needs() -> None:
+    for case in load_corpus().cases:
+        assert needed_capabilities(case) <= case.requires, case.id
+
+
+def test_corpus_attributes_keep_git_from_rewriting_bytes() -> None:
+    assert (ROOT / ".gitattributes").read_text().split() == ["*", "-text"]
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    target = tmp_path / "corpus"
+    shutil.copytree(ROOT, target)
+    return target
+
+
+def edit(path: Path, **changes: object) -> None:
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))
+
+
+def test_broken_json_is_one_line_naming_the_file(copy: Path) -> None:
+    bad = copy / "cases/generic/finish-without-done/case.json"
+    bad.write_text('{"id": ')
+    with pytest.raises(CorpusError) as info:
+        load_corpus(copy)
+    (problem,) = info.value.problems
+    assert str(bad) in problem
+    assert "not valid JSON" in problem
+    assert "\n" not in problem
+
+
+def test_unknown_key_is_an_error(copy: Path) -> None:
+    edit(copy / "cases/generic/finish-without-done/case.json", requries=["content"])
+    problems = check_corpus(copy)
+    assert any("requries" in p and "finish-without-done" in p for p in problems)
+
+
+def test_id_must_match_the_folder(copy: Path) -> None:
+    edit(copy / "cases/generic/finish-without-done/case.json", id="generic/other")
+    assert any("does not match its folder" in p for p in check_corpus(copy))
+
+
+def test_title_style(copy: Path) -> None:
+    edit(copy / "cases/generic/finish-without-done/case.json", title="Ends with a period.")
+    assert any("should start lower-case" in p for p in check_corpus(copy))
+
+
+def test_missing_capability_in_requires(copy: Path) -> None:
+    edit(copy / "cases/generic/usage-in-finish-chunk/case.json", requires=["content"])
+    assert any("needs capabilities" in p and "usage" in p for p in check_corpus(copy))
+
+
+def test_unknown_semantics_section(copy: Path) -> None:
+    edit(copy / "cases/generic/finish-without-done/case.json", spec=["semantics §99.9"])
+    assert any("names no section" in p for p in check_corpus(copy))
+
+
+def test_secret_in_a_body_is_caught(copy: Path) -> None:
+    body = copy / "cases/generic/finish-without-done/response.sse"
+    body.write_bytes(body.read_bytes() + b": sk-" + b"a" * 40 + b"\n\n")
+    assert any("secret" in p for p in check_corpus(copy))
+
+
+def test_edited_body_breaks_the_manifest_until_rewritten(copy: Path) -> None:
+    body = copy / "cases/generic/finish-without-done/response.sse"
+    body.write_bytes(body.read_bytes() + b": edited\n\n")
+    assert any("sha256 differs from the manifest" in p for p in check_corpus(copy))
+    write_manifest(copy)
+    assert check_corpus(copy) == []
+
+
+def test_new_file_must_enter_the_manifest(copy: Path) -> None:
+    shutil.copytree(copy / "cases/generic/finish-without-done", copy / "cases/generic/x-copy")
+    edit(copy / "cases/generic/x-copy/case.json", id="generic/x-copy")
+    assert any("not in the manifest" in p for p in check_corpus(copy))
+
+
+def test_retired_ids_cannot_come_back(copy: Path) -> None:
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["retired"] = {"generic/finish-without-done": "0.0.9"}
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert any("was retired in 0.0.9" in p for p in check_corpus(copy))
+
+
+def test_stray_second_body_file(copy: Path) -> None:
+    (copy / "cases/generic/finish-without-done/response.json").write_text("{}")
+    assert any("stray body file" in p for p in check_corpus(copy))
+
+
+def test_unreviewed_recorded_case_is_listed_but_not_runnable(copy: Path) -> None:
+    edit(copy / "cases/generic/finish-without-done/case.json",
+         provenance={"kind": "recorded", "source": "capture", "observed": "2026-11",
+                     "recorded_at": "2026-11-30T10:00:00Z", "endpoint": "api.example.com"})
+    case = next(c for c in load_corpus(copy).cases if c.id == "generic/finish-without-done")
+    assert not case.runnable
