@@ -17,7 +17,11 @@ ADAPTERS = Path(__file__).parent / "adapters"
 def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "streamproof", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        check=False,
     )
 
 
@@ -32,8 +36,9 @@ def broken_corpus(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_run_reference_over_four_transports_writes_valid_json(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    proc = streamproof("run", "--adapter", "reference",
-                       "--transport", "whole,lines,bytes,random", "--json", out)
+    proc = streamproof(
+        "run", "--adapter", "reference", "--transport", "whole,lines,bytes,random", "--json", out
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     document = json.loads(out.read_text())
     assert schema_errors("results", document) is None
@@ -63,9 +68,19 @@ def test_crashing_adapter_exits_1_without_traceback() -> None:
 
 def test_fail_on_must_ignores_lesser_failures() -> None:
     # The naive parser fails a "may" case; with --fail-on must only musts count.
-    proc = streamproof("run", "--adapter", ADAPTERS / "naive_lines.py", "--transport", "whole",
-                       "--case", "sse-spec/last-chunk-without-blank-line-no-done",
-                       "--case", "generic/text-split-per-token", "--fail-on", "must")
+    proc = streamproof(
+        "run",
+        "--adapter",
+        ADAPTERS / "naive_lines.py",
+        "--transport",
+        "whole",
+        "--case",
+        "sse-spec/last-chunk-without-blank-line-no-done",
+        "--case",
+        "generic/text-split-per-token",
+        "--fail-on",
+        "must",
+    )
     assert proc.returncode == 0, proc.stdout
 
 

@@ -115,8 +115,15 @@ def test_stray_second_body_file(copy: Path) -> None:
 
 
 def test_unreviewed_recorded_case_is_listed_but_not_runnable(copy: Path) -> None:
-    edit(copy / "cases/generic/finish-without-done/case.json",
-         provenance={"kind": "recorded", "source": "capture", "observed": "2026-11",
-                     "recorded_at": "2026-11-30T10:00:00Z", "endpoint": "api.example.com"})
+    edit(
+        copy / "cases/generic/finish-without-done/case.json",
+        provenance={
+            "kind": "recorded",
+            "source": "capture",
+            "observed": "2026-11",
+            "recorded_at": "2026-11-30T10:00:00Z",
+            "endpoint": "api.example.com",
+        },
+    )
     case = next(c for c in load_corpus(copy).cases if c.id == "generic/finish-without-done")
     assert not case.runnable

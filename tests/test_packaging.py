@@ -21,9 +21,21 @@ REPO = Path(__file__).resolve().parent.parent
 def unpacked_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(REPO)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     (wheel,) = out.glob("streamproof-*.whl")
     target = out / "site"
@@ -34,9 +46,16 @@ def unpacked_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_carries_the_data(unpacked_wheel: Path) -> None:
     data = unpacked_wheel / "streamproof" / "_data"
-    for name in ("corpus/VERSION", "corpus/manifest.json", "corpus/.gitattributes",
-                 "corpus/LICENSE", "schemas/case.schema.json", "schemas/results.schema.json",
-                 "adapters/reference.py", "docs/semantics.md"):
+    for name in (
+        "corpus/VERSION",
+        "corpus/manifest.json",
+        "corpus/.gitattributes",
+        "corpus/LICENSE",
+        "schemas/case.schema.json",
+        "schemas/results.schema.json",
+        "adapters/reference.py",
+        "docs/semantics.md",
+    ):
         assert (data / name).is_file(), name
     assert not list(data.rglob("__pycache__"))
 
@@ -50,8 +69,14 @@ def test_installed_wheel_finds_its_own_data_and_validates(unpacked_wheel: Path) 
         "assert str(data_path('corpus')).startswith(sys.argv[1]), data_path('corpus')\n"
         "sys.exit(main(['validate']) or main(['run', '--transport', 'whole']))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script, str(unpacked_wheel)], env=env,
-                          cwd=unpacked_wheel, capture_output=True, text=True, timeout=300,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(unpacked_wheel)],
+        env=env,
+        cwd=unpacked_wheel,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 failed" in proc.stdout

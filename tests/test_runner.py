@@ -37,8 +37,13 @@ def test_a_non_dict_outcome_fails() -> None:
 
 
 def test_an_outcome_breaking_the_schema_fails() -> None:
-    bad = Adapter(spec="x", name="x", version="1", capabilities=CAPABILITIES,
-                  parse=lambda response: {"status": "finished"})
+    bad = Adapter(
+        spec="x",
+        name="x",
+        version="1",
+        capabilities=CAPABILITIES,
+        parse=lambda response: {"status": "finished"},
+    )
     result = run_case(bad, BY_ID["generic/finish-without-done"], "whole")
     assert result.verdict is Verdict.FAIL
     assert "outcome schema" in result.message
@@ -57,8 +62,12 @@ def test_missing_capability_is_a_skip_never_a_fail() -> None:
 
 @pytest.mark.parametrize(
     "case_id",
-    ["sse-spec/cr-line-endings", "sse-spec/no-space-after-colon",
-     "sse-spec/multi-line-data-joined-with-newline", "generic/no-finish-no-done"],
+    [
+        "sse-spec/cr-line-endings",
+        "sse-spec/no-space-after-colon",
+        "sse-spec/multi-line-data-joined-with-newline",
+        "generic/no-finish-no-done",
+    ],
 )
 def test_a_naive_parser_fails_the_cases_made_for_it(case_id: str) -> None:
     result = run_case(adapter("naive_lines"), BY_ID[case_id], "whole")
@@ -73,15 +82,20 @@ def test_a_naive_parser_still_passes_a_plain_stream() -> None:
 
 def test_plan_selects_by_glob_and_leaves_recorded_out_without_chunks() -> None:
     cases = select(CORPUS.cases, ["sse-spec/cr*"])
-    assert [c.id for c in cases] == ["sse-spec/cr-line-endings", "sse-spec/crlf-between-events"
-                                     "-split-marker", "sse-spec/crlf-line-endings"]
+    assert [c.id for c in cases] == [
+        "sse-spec/cr-line-endings",
+        "sse-spec/crlf-between-events-split-marker",
+        "sse-spec/crlf-line-endings",
+    ]
     assert {t for _, t in plan(cases, ["whole", "recorded"])} == {"whole"}
 
 
 def test_summary_and_exit_status_follow_severity() -> None:
     naive = adapter("naive_lines")
-    results = [run_case(naive, BY_ID["sse-spec/last-chunk-without-blank-line-no-done"], "whole"),
-               run_case(naive, BY_ID["generic/text-split-per-token"], "whole")]
+    results = [
+        run_case(naive, BY_ID["sse-spec/last-chunk-without-blank-line-no-done"], "whole"),
+        run_case(naive, BY_ID["generic/text-split-per-token"], "whole"),
+    ]
     assert [r.case.severity for r in results] == ["may", "must"]
     assert results[1].verdict is Verdict.PASS
     failing_may = results[0].verdict is not Verdict.PASS

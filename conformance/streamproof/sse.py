@@ -144,24 +144,32 @@ class SSEDecoder:
             return self._dispatch()
         if raw[:1] == b":":
             return None  # a comment
+        if raw[:5] == b"data:":
+            # Nearly every line is a data line: skip the general split.
+            value = raw[6:] if raw[5:6] == b" " else raw[5:]
+            self._append_data(value.decode("utf-8", errors="replace"))
+            return None
         line = raw.decode("utf-8", errors="replace")
-        name, colon, value = line.partition(":")
-        if colon and value[:1] == " ":
-            value = value[1:]
+        name, colon, value_text = line.partition(":")
+        if colon and value_text[:1] == " ":
+            value_text = value_text[1:]
         if name == "data":
-            self._data_size += len(value) + 1
-            if self._data_size > self._max_event:
-                self._error = SSEProtocolError(f"event data longer than {self._max_event} bytes")
-                raise self._error
-            self._data.append(value)
+            self._append_data(value_text)
         elif name == "event":
-            self._type = value
+            self._type = value_text
         elif name == "id":
-            if "\x00" not in value:
-                self._last_id = value
-        elif name == "retry" and value.isascii() and value.isdigit():
-            self._retry = int(value)
+            if "\x00" not in value_text:
+                self._last_id = value_text
+        elif name == "retry" and value_text.isascii() and value_text.isdigit():
+            self._retry = int(value_text)
         return None
+
+    def _append_data(self, value: str) -> None:
+        self._data_size += len(value) + 1
+        if self._data_size > self._max_event:
+            self._error = SSEProtocolError(f"event data longer than {self._max_event} bytes")
+            raise self._error
+        self._data.append(value)
 
     def _dispatch(self) -> Event | None:
         if not self._data:

@@ -24,5 +24,7 @@ def parse(response):
         for choice in chunk.get("choices") or []:
             text += (choice.get("delta") or {}).get("content") or ""
             finish = choice.get("finish_reason") or finish
-    return {"status": "complete",
-            "choices": [{"index": 0, "content": text, "finish_reason": finish}]}
+    return {
+        "status": "complete",
+        "choices": [{"index": 0, "content": text, "finish_reason": finish}],
+    }
