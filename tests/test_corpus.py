@@ -127,3 +127,19 @@ def test_unreviewed_recorded_case_is_listed_but_not_runnable(copy: Path) -> None
     )
     case = next(c for c in load_corpus(copy).cases if c.id == "generic/finish-without-done")
     assert not case.runnable
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"sizes": [1, 2]}', "add up to 3 bytes"),
+        ('{"sizes": [0]}', "positive integers"),
+        ("[1]", "not a JSON object"),
+    ],
+)
+def test_chunks_json_is_checked_at_load(copy: Path, content: str, message: str) -> None:
+    (copy / "cases/generic/finish-without-done/chunks.json").write_text(content)
+    with pytest.raises(CorpusError) as info:
+        load_corpus(copy)
+    assert message in info.value.problems[0]
+    assert "chunks.json" in info.value.problems[0]

@@ -38,7 +38,7 @@ def test_reads_of_every_shape_give_one_outcome(split: Callable[[bytes], Iterator
         assert read(case, list(split(case.body))) == read(case, [case.body]), case.id
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     index=st.integers(min_value=0, max_value=len(CASES) - 1),
     cuts=st.lists(st.integers(min_value=1, max_value=5000), max_size=40),

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamproof.sse import Event, SSEDecoder, SSEProtocolError
@@ -160,6 +160,7 @@ _lines = st.lists(
 )
 
 
+@settings(deadline=None)
 @given(
     lines=_lines,
     ends=st.lists(st.sampled_from([b"\n", b"\r\n", b"\r"]), min_size=12, max_size=12),

@@ -148,11 +148,31 @@ def load_case(case_json: Path, root: Path) -> tuple[Case | None, list[str]]:
         body = body_path.read_bytes()
     except OSError:
         return None, [*problems, f"{name}: body file {data['response']['body']!r} is missing"]
+    chunks_problem = _check_chunks(case_json.parent / "chunks.json", len(body))
+    if chunks_problem:
+        problems.append(f"{_shown(case_json.parent / 'chunks.json', root)}: {chunks_problem}")
     others = {"response.sse", "response.json", "response.body"} - {body_path.name}
     for other in sorted(others):
         if (case_json.parent / other).exists():
             problems.append(f"{name}: stray body file {other!r} beside {body_path.name!r}")
     return Case(data["id"], case_json.parent, data, body), problems
+
+
+def _check_chunks(path: Path, body_size: int) -> str | None:
+    """What is wrong with an optional ``chunks.json``, so a run never trips on it."""
+    if not path.exists():
+        return None
+    try:
+        sizes = json.loads(path.read_bytes().decode("utf-8")).get("sizes")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        return f"not a JSON object: {exc}"
+    if not isinstance(sizes, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes
+    ):
+        return "'sizes' must be a list of positive integers"
+    if sum(sizes) != body_size:
+        return f"'sizes' add up to {sum(sizes)} bytes, the body has {body_size}"
+    return None
 
 
 def scan(root: Path) -> tuple[str, list[Case], list[str]]:

@@ -6,6 +6,11 @@ lines starting with ``:`` are comments; a field is split at its first colon
 and loses one space after it; ``data`` lines join with ``\\n``; a blank line
 dispatches, unless the data buffer is empty.
 
+Lines are split on bytes and each complete line is decoded on its own. CR
+and LF never occur inside a multi-byte UTF-8 sequence, so this is the same as
+decoding the stream incrementally and then splitting, and a character split
+across reads is simply held with the rest of its line until the line ends.
+
 The decoder takes ``bytes`` and never ``str``: ``feed(data) -> list[Event]``
 and ``close() -> list[Event]``. It does no I/O.
 """
