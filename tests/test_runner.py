@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
-from streamproof.adapter import CAPABILITIES, Adapter, AdapterError, load_adapter
+from streamproof.adapter import CAPABILITIES, Adapter, AdapterError, ReplayResponse, load_adapter
 from streamproof.corpus import load_corpus
 from streamproof.results import exit_status, summarize
 from streamproof.runner import Verdict, plan, run_case, select
@@ -119,3 +120,31 @@ def test_summary_and_exit_status_follow_severity() -> None:
 def test_bad_adapter_specs_are_usage_errors(spec: str, message: str) -> None:
     with pytest.raises(AdapterError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_adapter(spec)
+
+
+def test_bytes_delivered_counts_what_was_handed_out() -> None:
+    response = ReplayResponse(
+        status=200,
+        headers={"Content-Type": "x"},
+        request={},
+        case_id="c",
+        transport="t",
+        body=b"abcdef",
+        ends=[1, 4, 6],
+    )
+    assert response.headers == {"content-type": "x"}
+    seen = [(chunk, response.bytes_delivered) for chunk in response.iter_bytes()]
+    assert seen == [(b"a", 1), (b"bcd", 4), (b"ef", 6)]
+    with pytest.raises(RuntimeError, match="only once"):
+        list(response.iter_bytes())
+
+
+def test_async_reads_count_the_same() -> None:
+    response = ReplayResponse(
+        status=200, headers={}, request={}, case_id="c", transport="t", body=b"abc", ends=[2, 3]
+    )
+
+    async def collect() -> list[tuple[bytes, int]]:
+        return [(chunk, response.bytes_delivered) async for chunk in response.aiter_bytes()]
+
+    assert asyncio.run(collect()) == [(b"ab", 2), (b"c", 3)]

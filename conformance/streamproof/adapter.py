@@ -73,27 +73,23 @@ class ReplayResponse:
         self._ends = ends
         self._consumed = False
 
-    def _take(self) -> None:
+    def _reads(self) -> Iterator[bytes]:
         if self._consumed:
             raise RuntimeError("the response body can be read only once")
         self._consumed = True
+        start = 0
+        for end in self._ends:
+            self.bytes_delivered = end
+            yield self._body[start:end]
+            start = end
 
     def iter_bytes(self) -> Iterator[bytes]:
-        self._take()
-        start = 0
-        for end in self._ends:
-            self.bytes_delivered = end
-            yield self._body[start:end]
-            start = end
+        yield from self._reads()
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        self._take()
-        start = 0
-        for end in self._ends:
-            self.bytes_delivered = end
-            yield self._body[start:end]
-            start = end
-            await asyncio.sleep(0)
+        for data in self._reads():
+            yield data
+            await asyncio.sleep(0)  # let other tasks run between reads, as a socket would
 
 
 @dataclass(frozen=True)
