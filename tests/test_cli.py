@@ -37,7 +37,15 @@ def broken_corpus(tmp_path: Path) -> tuple[Path, Path]:
 def test_run_reference_over_four_transports_writes_valid_json(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     proc = streamproof(
-        "run", "--adapter", "reference", "--transport", "whole,lines,bytes,random", "--json", out
+        "run",
+        "--adapter",
+        "reference",
+        "--transport",
+        "whole,lines,bytes,random",
+        "--seed",
+        "7",
+        "--json",
+        out,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     document = json.loads(out.read_text())
@@ -48,6 +56,8 @@ def test_run_reference_over_four_transports_writes_valid_json(tmp_path: Path) ->
     assert {r["transport"] for r in document["results"]} == {"whole", "lines", "bytes", "random"}
     assert document["corpus"]["version"] == (data_path("corpus") / "VERSION").read_text().strip()
     assert "0 failed" in proc.stdout
+    assert document["run"]["seed"] == 7
+    assert "--seed 7" in proc.stdout
 
 
 def test_failing_adapter_exits_1_with_first_divergences() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,7 +58,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GLOB",
         help="only cases whose id matches (repeatable)",
     )
-    run.add_argument("--seed", type=int, default=0, help="seed of the random transport")
+    run.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the random transport (default: a new one each run, printed)",
+    )
     run.add_argument(
         "--fail-on",
         choices=SEVERITIES,
@@ -113,11 +118,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     cases = select(corpus.cases, args.case)
     if not cases:
         raise UsageError(f"--case {' '.join(args.case)!r} matches no case")
+    if args.seed is None:
+        args.seed = random.randrange(2**31)
     work = plan(cases, transports)
     progress = Progress(len(work), sys.stderr)
     results = list(run_plan(adapter, work, seed=args.seed, on_result=progress.step))
     progress.done()
     print_summary(results, adapter, corpus, sys.stdout)
+    if "random" in transports:
+        print(f"random transport seed {args.seed} (rerun with --seed {args.seed})")
     if args.json:
         document = results_document(
             results, corpus=corpus, adapter=adapter, transports=transports, seed=args.seed
