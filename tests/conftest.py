@@ -4,6 +4,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 
 def whole(data: bytes) -> Iterator[bytes]:
     yield data

@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -69,11 +70,148 @@ def test_failing_adapter_exits_1_with_first_divergences() -> None:
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
-def test_crashing_adapter_exits_1_without_traceback() -> None:
-    proc = streamproof("run", "--adapter", ADAPTERS / "raises.py", "--transport", "whole")
-    assert proc.returncode == 1
-    assert "CRASH" in proc.stdout and "ValueError: parser exploded" in proc.stdout
+@pytest.mark.parametrize(
+    ("adapter", "verdict", "detail"),
+    [
+        ("raises", "CRASH", "ValueError: parser exploded on two lines"),
+        ("hangs", "TIMEOUT", "no reply within 0.5 s"),
+        ("returns_list", "FAIL", "adapter returned list, not an outcome object"),
+        ("exits", "CRASH", "adapter process died (exit code 3): parser giving up"),
+    ],
+)
+def test_misbehaving_adapters_finish_the_run(adapter: str, verdict: str, detail: str) -> None:
+    proc = streamproof(
+        "run",
+        "--adapter",
+        ADAPTERS / f"{adapter}.py",
+        "--transport",
+        "whole",
+        "--case",
+        "generic/http-*",
+        "--timeout",
+        "0.5",
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = [x for x in proc.stdout.splitlines() if x.startswith(verdict)]
+    assert len(lines) == 5, proc.stdout  # every case reported, the run went on
+    assert all(detail in x for x in lines)
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_expectations_turn_failures_into_xfail_and_passes_into_xpass(tmp_path: Path) -> None:
+    expect = tmp_path / "expect.json"
+    expect.write_text(
+        json.dumps(
+            {
+                "expectations": [
+                    {
+                        "case": "sse-spec/cr-line-endings",
+                        "reason": "splits on LF only",
+                        "issue": "https://example.org/issues/1",
+                    },
+                    {
+                        "case": "generic/text-split-per-token",
+                        "transport": "whole",
+                        "reason": "stale",
+                    },
+                ]
+            }
+        )
+    )
+    out = tmp_path / "out.json"
+    proc = streamproof(
+        "run",
+        "--adapter",
+        ADAPTERS / "naive_lines.py",
+        "--transport",
+        "whole",
+        "--case",
+        "sse-spec/cr-line-endings",
+        "--case",
+        "generic/text-split-per-token",
+        "--expect",
+        expect,
+        "--json",
+        out,
+    )
+    assert proc.returncode == 1, proc.stdout
+    verdicts = {r["case"]: r["verdict"] for r in json.loads(out.read_text())["results"]}
+    assert verdicts == {
+        "sse-spec/cr-line-endings": "xfail",
+        "generic/text-split-per-token": "xpass",
+    }
+    assert "XPASS   generic/text-split-per-token" in proc.stdout
+    assert "remove the entry" in proc.stdout
+
+
+def test_expectations_naming_an_unknown_case_are_a_usage_error(tmp_path: Path) -> None:
+    expect = tmp_path / "expect.json"
+    expect.write_text(json.dumps({"expectations": [{"case": "generic/gone", "reason": "x"}]}))
+    proc = streamproof("run", "--expect", expect)
+    assert proc.returncode == 2
+    assert "'generic/gone' is not a case of this corpus" in proc.stderr
+
+
+def test_a_buffering_parser_fails_incremental_cases_only_under_bytes(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    proc = streamproof(
+        "run", "--adapter", ADAPTERS / "buffers.py", "--transport", "whole,bytes", "--json", out
+    )
+    assert proc.returncode == 1
+    results = json.loads(out.read_text())["results"]
+    failed = {(r["case"], r["transport"]) for r in results if r["verdict"] != "pass"}
+    incremental = {
+        "generic/content-surfaces-per-event",
+        "generic/two-choices-surface-per-event",
+        "sse-spec/crlf-content-surfaces-per-event",
+    }
+    assert failed == {(case, "bytes") for case in incremental}
+
+
+def test_jobs_give_the_same_verdicts(tmp_path: Path) -> None:
+    verdicts = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.json"
+        streamproof(
+            "run",
+            "--adapter",
+            ADAPTERS / "naive_lines.py",
+            "--transport",
+            "whole,bytes,random",
+            "--seed",
+            "5",
+            "--jobs",
+            jobs,
+            "--json",
+            out,
+        )
+        verdicts.append(
+            [
+                (r["case"], r["transport"], r["verdict"])
+                for r in json.loads(out.read_text())["results"]
+            ]
+        )
+    assert verdicts[0] == verdicts[1]
+    assert {v for _, _, v in verdicts[0]} >= {"pass", "fail", "crash"}
+
+
+def test_default_run_writes_an_html_report_and_reports_junit(tmp_path: Path) -> None:
+    proc = streamproof("run", "--transport", "whole", "--junit", tmp_path / "j.xml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "report: streamproof-report.html" in proc.stdout
+    html = (tmp_path / "streamproof-report.html").read_text()
+    assert "streamproof-summary" in html
+    junit = ElementTree.parse(tmp_path / "j.xml").getroot()
+    cases = junit.findall(".//testcase")
+    assert len(cases) >= 40
+    assert not junit.findall(".//failure")
+
+
+def test_an_adapter_that_cannot_start_is_a_usage_error() -> None:
+    proc = streamproof("run", "--adapter", "cmd:/nonexistent/adapter")
+    assert proc.returncode == 2
+    assert "cannot start '/nonexistent/adapter'" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_fail_on_must_ignores_lesser_failures() -> None:

@@ -6,7 +6,7 @@ from .chat import ContentPiece, StreamAccumulator
 from .comparison import Divergence, compare
 from .corpus import Case, Corpus, CorpusError, load_corpus
 from .reference import ResponseReader, read_response
-from .runner import Result, Verdict, run_case
+from .runner import Engine, Result, Verdict
 from .sse import Event, SSEDecoder, SSEProtocolError
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "Corpus",
     "CorpusError",
     "Divergence",
+    "Engine",
     "Event",
     "ReplayResponse",
     "ResponseReader",
@@ -30,5 +31,4 @@ __all__ = [
     "load_adapter",
     "load_corpus",
     "read_response",
-    "run_case",
 ]

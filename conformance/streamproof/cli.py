@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from .__about__ import __version__
-from .adapter import AdapterError, load_adapter
+from .adapter import AdapterError
 from .chunking import TRANSPORTS, boundaries
 from .corpus import Corpus, CorpusError, default_root, load_corpus
 from .display import wire_view
 from .linting import check_corpus, write_manifest
-from .results import SEVERITIES, exit_status, results_document, write_json
-from .runner import plan, run_plan, select
-from .terminal import Progress, print_summary
+from .results import SEVERITIES
+from .run_command import DEFAULT_REPORT, RunError, RunRequest, execute_run
 
 __all__ = ["main"]
 
@@ -41,7 +39,6 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="score an adapter against the corpus")
     run.add_argument(
         "--adapter",
-        default="reference",
         metavar="SPEC",
         help="built-in name, path/to/adapter.py or a module (default: reference)",
     )
@@ -69,7 +66,28 @@ def _parser() -> argparse.ArgumentParser:
         default="may",
         help="lowest severity whose failures fail the run (default: may)",
     )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per case-run timeout (default: 10 s + 30 s per MB of body)",
+    )
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N adapter processes in parallel (default: 1)",
+    )
+    run.add_argument(
+        "--expect",
+        type=Path,
+        metavar="FILE",
+        help="known failures: listed failures are xfail, listed passes xpass",
+    )
     run.add_argument("--json", type=Path, metavar="FILE", help="write results JSON here")
+    run.add_argument("--html", type=Path, metavar="FILE", help="write a pytest-html report here")
+    run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     _corpus_option(run)
 
     lst = sub.add_parser("list", help="list the cases")
@@ -113,27 +131,27 @@ def _load(args: argparse.Namespace) -> Corpus:
 
 def cmd_run(args: argparse.Namespace) -> int:
     transports = _transports(args.transport)
-    corpus = _load(args)
-    adapter = load_adapter(args.adapter)
-    cases = select(corpus.cases, args.case)
-    if not cases:
-        raise UsageError(f"--case {' '.join(args.case)!r} matches no case")
-    if args.seed is None:
-        args.seed = random.randrange(2**31)
-    work = plan(cases, transports)
-    progress = Progress(len(work), sys.stderr)
-    results = list(run_plan(adapter, work, seed=args.seed, on_result=progress.step))
-    progress.done()
-    print_summary(results, adapter, corpus, sys.stdout)
-    if "random" in transports:
-        print(f"random transport seed {args.seed} (rerun with --seed {args.seed})")
-    if args.json:
-        document = results_document(
-            results, corpus=corpus, adapter=adapter, transports=transports, seed=args.seed
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    default_report = args.adapter_given is False and args.html is None
+    return execute_run(
+        RunRequest(
+            spec=args.adapter,
+            transports=transports,
+            cases=args.case,
+            corpus=args.corpus,
+            seed=args.seed,
+            fail_on=args.fail_on,
+            timeout=args.timeout,
+            jobs=args.jobs,
+            expect=args.expect,
+            json=args.json,
+            html=Path(DEFAULT_REPORT) if default_report else args.html,
+            junit=args.junit,
         )
-        write_json(document, args.json)
-        print(f"results: {args.json}")
-    return exit_status(results, args.fail_on)
+    )
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -211,12 +229,15 @@ _COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "run":
+        args.adapter_given = args.adapter is not None
+        args.adapter = args.adapter or "reference"
     try:
         return _COMMANDS[args.command](args)
     except CorpusError as exc:
         for problem in exc.problems:
             print(f"streamproof: {problem}", file=sys.stderr)
-    except (AdapterError, UsageError) as exc:
+    except (AdapterError, UsageError, RunError) as exc:
         print(f"streamproof: {exc}", file=sys.stderr)
     except OSError as exc:
         print(f"streamproof: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from .__about__ import __version__
-from .adapter import Adapter
 from .corpus import Corpus
 from .runner import Result, Verdict
 from .schemas import schema_errors
@@ -48,17 +47,17 @@ def exit_status(results: Iterable[Result], fail_on: str = "may") -> int:
 
 
 def results_document(
-    results: list[Result], *, corpus: Corpus, adapter: Adapter, transports: list[str], seed: int
+    results: list[Result],
+    *,
+    corpus: Corpus,
+    adapter: dict[str, Any],
+    transports: list[str],
+    seed: int,
 ) -> dict[str, Any]:
     return {
         "tool": {"name": "streamproof", "version": __version__},
         "corpus": {"version": corpus.version, "sha256": corpus.sha256, "path": str(corpus.root)},
-        "adapter": {
-            "name": adapter.name,
-            "version": adapter.version,
-            "spec": adapter.spec,
-            "capabilities": sorted(adapter.capabilities),
-        },
+        "adapter": adapter,
         "run": {
             "transports": transports,
             "seed": seed,

@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import queue
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .adapter import Adapter, ReplayResponse
 from .chunking import boundaries
 from .comparison import Divergence, best_alternative
 from .corpus import Case
+from .expectations import Expectations
+from .incremental import check_deltas
+from .process import AdapterProcess, run_message
 from .schemas import schema_errors
 
-__all__ = ["DEFAULT_TRANSPORTS", "Result", "Verdict", "plan", "run_case", "run_plan"]
-
-DEFAULT_TRANSPORTS = ("whole", "lines", "bytes", "random", "recorded")
+__all__ = ["Engine", "Result", "Verdict", "default_timeout", "judge", "plan", "run_all", "select"]
 
 
 class Verdict(str, enum.Enum):
@@ -52,6 +54,21 @@ class Result:
         if self.mismatches:
             return str(self.mismatches[0])
         return self.message
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], case: Case) -> Result:
+        """The result ``as_dict`` wrote (it crosses process boundaries as JSON)."""
+        mismatches = [
+            Divergence(m["field"], m["expected"], m["actual"]) for m in data["mismatches"]
+        ]
+        return cls(
+            case,
+            data["transport"],
+            Verdict(data["verdict"]),
+            mismatches,
+            data.get("message", ""),
+            data["seconds"],
+        )
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -86,38 +103,78 @@ def plan(cases: Iterable[Case], transports: Iterable[str]) -> list[tuple[Case, s
     return [(case, t) for case in cases for t in transports_for(case, wanted)]
 
 
-def run_case(adapter: Adapter, case: Case, transport: str, *, seed: int = 0) -> Result:
-    """Run one case under one transport; never raises for the adapter's faults."""
-    missing = case.requires - adapter.capabilities
-    if missing:
-        return Result(
-            case, transport, Verdict.SKIP, message=f"adapter lacks {', '.join(sorted(missing))}"
-        )
-    response = ReplayResponse(
-        status=case.status,
-        headers=case.headers,
-        request=case.request,
-        case_id=case.id,
-        transport=transport,
-        body=case.body,
-        ends=boundaries(case.body, transport, seed=seed, case_dir=case.dir),
-    )
-    started = time.perf_counter()
-    try:
-        outcome = adapter.run(response)
-    except Exception as exc:  # the adapter's fault is a verdict, never ours
-        return Result(
-            case,
-            transport,
-            Verdict.CRASH,
-            message=_one_line(exc),
-            seconds=time.perf_counter() - started,
-        )
-    seconds = time.perf_counter() - started
-    return judge(case, transport, outcome, seconds)
+def default_timeout(case: Case) -> float:
+    """Seconds a case may take: 10, plus 30 for every MB of body (the bytes
+    transport of a large body is a million reads for a parser in Python)."""
+    return 10.0 + 30.0 * len(case.body) / 1_000_000
 
 
-def judge(case: Case, transport: str, outcome: Any, seconds: float) -> Result:
+class Engine:
+    """Runs cases through one adapter in its own restartable process."""
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        seed: int = 0,
+        timeout: float | None = None,
+        expectations: Expectations | None = None,
+    ) -> None:
+        self.seed = seed
+        self.timeout = timeout
+        self.expectations = expectations
+        self.process = AdapterProcess(spec)
+        self.process.start()
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.process.capabilities
+
+    def close(self) -> None:
+        self.process.close()
+
+    def run(self, case: Case, transport: str) -> Result:
+        """One case under one transport, with known failures applied."""
+        return self._expect(self._run(case, transport))
+
+    def _run(self, case: Case, transport: str) -> Result:
+        missing = case.requires - self.capabilities
+        if missing:
+            return Result(
+                case, transport, Verdict.SKIP, message=f"adapter lacks {', '.join(sorted(missing))}"
+            )
+        ends = boundaries(case.body, transport, seed=self.seed, case_dir=case.dir)
+        message = run_message(
+            case.id, transport, case.status, case.headers, case.request, case.body, ends
+        )
+        started = time.perf_counter()
+        reply = self.process.run(message, self.timeout or default_timeout(case))
+        seconds = time.perf_counter() - started
+        if reply.kind == "crash":
+            return Result(case, transport, Verdict.CRASH, message=reply.message, seconds=seconds)
+        if reply.kind == "timeout":
+            return Result(case, transport, Verdict.TIMEOUT, message=reply.message, seconds=seconds)
+        if reply.kind == "invalid":
+            return Result(case, transport, Verdict.FAIL, message=reply.message, seconds=seconds)
+        return judge(case, transport, reply.outcome, seconds, ends)
+
+    def _expect(self, result: Result) -> Result:
+        entry = self.expectations and self.expectations.find(result.case.id, result.transport)
+        if not entry or result.verdict is Verdict.SKIP:
+            return result
+        if result.verdict is Verdict.PASS:
+            note = f"listed as a known failure ({entry.reason}) but passed: remove the entry"
+            return replace(result, verdict=Verdict.XPASS, message=note)
+        note = f"known failure: {entry.reason}" + (f" ({entry.issue})" if entry.issue else "")
+        detail = result.first_divergence
+        return replace(
+            result, verdict=Verdict.XFAIL, message=f"{note}; {result.verdict.value}: {detail}"
+        )
+
+
+def judge(
+    case: Case, transport: str, outcome: Any, seconds: float, ends: list[int] | None = None
+) -> Result:
     """Compare what the adapter returned with the case's expectation."""
     if not isinstance(outcome, dict):
         return Result(
@@ -138,24 +195,49 @@ def judge(case: Case, transport: str, outcome: Any, seconds: float) -> Result:
             message=f"outcome does not match the outcome schema: {problem}",
         )
     mismatches = best_alternative(case.alternatives, outcome)
-    verdict = Verdict.FAIL if mismatches else Verdict.PASS
-    return Result(case, transport, verdict, mismatches, seconds=seconds, outcome=outcome)
+    if mismatches:
+        return Result(case, transport, Verdict.FAIL, mismatches, seconds=seconds, outcome=outcome)
+    if "incremental" in case.requires:
+        late = check_deltas(case.body, ends or [len(case.body)], outcome.get("deltas"))
+        if late:
+            return Result(
+                case,
+                transport,
+                Verdict.FAIL,
+                seconds=seconds,
+                outcome=outcome,
+                message=f"incremental: {late}",
+            )
+    return Result(case, transport, Verdict.PASS, seconds=seconds, outcome=outcome)
 
 
-def run_plan(
-    adapter: Adapter,
+def run_all(
+    engines: list[Engine],
     work: list[tuple[Case, str]],
-    *,
-    seed: int = 0,
     on_result: Callable[[Result], None] | None = None,
-) -> Iterator[Result]:
-    for case, transport in work:
-        result = run_case(adapter, case, transport, seed=seed)
-        if on_result is not None:
-            on_result(result)
-        yield result
+) -> list[Result]:
+    """Run ``work`` over as many engines as given (one thread each), in plan order."""
+    results: list[Result | None] = [None] * len(work)
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(work)):
+        todo.put(i)
+    lock = threading.Lock()
 
+    def drain(engine: Engine) -> None:
+        while True:
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            result = engine.run(*work[i])
+            results[i] = result
+            if on_result is not None:
+                with lock:
+                    on_result(result)
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    threads = [threading.Thread(target=drain, args=(e,), daemon=True) for e in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [r for r in results if r is not None]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from .adapter import Adapter
-from .corpus import Corpus
 from .results import summarize
 from .runner import Result, Verdict
 
@@ -37,7 +35,7 @@ class Progress:
             self._stream.flush()
 
 
-def print_summary(results: list[Result], adapter: Adapter, corpus: Corpus, stream: TextIO) -> None:
+def print_summary(results: list[Result], adapter: str, corpus: str, stream: TextIO) -> None:
     """Each failing case × transport with its first divergence, then one line."""
     for result in results:
         if result.verdict in _SHOWN:
@@ -54,6 +52,5 @@ def print_summary(results: list[Result], adapter: Adapter, corpus: Corpus, strea
         if s[k]
     ]
     stream.write(
-        f"streamproof {adapter.name} {adapter.version} on corpus {corpus.version}: "
-        f"{', '.join(parts)} ({s['total']} case runs)\n"
+        f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({s['total']} case runs)\n"
     )

@@ -2,4 +2,4 @@
 
 
 def parse(response):
-    return [b for b in response.iter_bytes()]
+    return [len(b) for b in response.iter_bytes()]

@@ -1,0 +1,271 @@
+"""The pytest plugin: one test per case × transport.
+
+``pytest --streamproof=SPEC`` adds the corpus to any test session, so ``-k``,
+``-x``, ``--lf``, ``-n`` (xdist), ``--junitxml`` and ``--html`` work as usual.
+Nothing is registered unless the option is given. ``streamproof run`` drives
+the same plugin and the same engine.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .adapter import AdapterError
+from .chunking import TRANSPORTS
+from .corpus import Case, CorpusError, load_corpus
+from .expectations import Expectations, load_expectations
+from .results import SEVERITIES
+from .runner import Engine, Result, Verdict, plan, select
+
+__all__ = ["StreamproofFailure", "StreamproofItem", "StreamproofSession"]
+
+_FAILING = (Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS)
+_PROPERTY = "streamproof"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("streamproof", "streamproof conformance suite")
+    group.addoption(
+        "--streamproof",
+        metavar="SPEC",
+        help="score adapter SPEC (built-in name, file, module or cmd:…) "
+        "with one test per case × transport",
+    )
+    group.addoption(
+        "--streamproof-transport",
+        default="all",
+        metavar="LIST",
+        help=f"'all' or a comma list of {', '.join(TRANSPORTS)}",
+    )
+    group.addoption(
+        "--streamproof-case",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only cases whose id matches (repeatable)",
+    )
+    group.addoption("--streamproof-corpus", metavar="DIR", help="another corpus folder")
+    group.addoption("--streamproof-expect", metavar="FILE", help="known failures (JSON)")
+    group.addoption(
+        "--streamproof-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per case-run timeout (default: scaled with the body's size)",
+    )
+    group.addoption(
+        "--streamproof-seed",
+        type=int,
+        metavar="N",
+        help="seed of the random transport (default: new each session)",
+    )
+    group.addoption(
+        "--streamproof-fail-on",
+        choices=SEVERITIES,
+        default="may",
+        help="lowest severity whose failures fail (lower ones are xfail)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("streamproof"):
+        config.pluginmanager.register(StreamproofSession(config), "streamproof-session")
+
+
+def parse_transports(value: str) -> list[str]:
+    if value == "all":
+        return list(TRANSPORTS)
+    names = [t.strip() for t in value.split(",") if t.strip()]
+    unknown = [t for t in names if t not in TRANSPORTS]
+    if unknown or not names:
+        raise pytest.UsageError(
+            f"streamproof: unknown transport {unknown or value!r}; "
+            f"choose from all, {', '.join(TRANSPORTS)}"
+        )
+    return names
+
+
+class StreamproofFailure(Exception):
+    """A case × transport that did not pass; carries its result."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(result.first_divergence)
+        self.result = result
+
+
+class StreamproofSession:
+    """The state of one pytest process: corpus, options, and the adapter engine."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.spec = str(config.getoption("streamproof"))
+        self.transports = parse_transports(config.getoption("streamproof_transport"))
+        self.timeout: float | None = config.getoption("streamproof_timeout")
+        self.fail_on: str = config.getoption("streamproof_fail_on")
+        corpus_dir = config.getoption("streamproof_corpus")
+        try:
+            self.corpus = load_corpus(Path(corpus_dir) if corpus_dir else None)
+            self.by_id = {c.id: c for c in self.corpus.cases}
+            expect = config.getoption("streamproof_expect")
+            self.expectations: Expectations | None = (
+                load_expectations(Path(expect), set(self.by_id)) if expect else None
+            )
+        except CorpusError as exc:
+            raise pytest.UsageError("streamproof: " + "; ".join(exc.problems)) from None
+        self.cases = select(self.corpus.cases, config.getoption("streamproof_case"))
+        worker_input = getattr(config, "workerinput", None)
+        seed = config.getoption("streamproof_seed")
+        if worker_input is not None and "streamproof_seed" in worker_input:
+            seed = worker_input["streamproof_seed"]
+        self.seed: int = seed if seed is not None else random.randrange(2**31)
+        self.results: list[Result] = []
+        self.adapter_name = self.spec
+        self._engine: Engine | None = None
+
+    # -- engine -----------------------------------------------------------
+
+    def engine(self) -> Engine:
+        if self._engine is None:
+            try:
+                self._engine = Engine(
+                    self.spec, seed=self.seed, timeout=self.timeout, expectations=self.expectations
+                )
+            except AdapterError as exc:
+                pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+        return self._engine
+
+    def pytest_sessionfinish(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["streamproof_seed"] = self.seed  # xdist: one seed for all workers
+
+    # -- collection -------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, items: list[pytest.Item]
+    ) -> None:
+        collector = StreamproofCollector.from_parent(
+            session, name="streamproof", nodeid="streamproof"
+        )
+        collector.streamproof = self
+        items.extend(collector.collect())
+
+    # -- reporting --------------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        outcome = yield
+        result = getattr(item, "result", None)
+        if call.when != "call" or not isinstance(result, Result):
+            return
+        report = outcome.get_result()
+        report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
+        if result.verdict in _FAILING and self.config.pluginmanager.hasplugin("html"):
+            from pytest_html import extras
+
+            from .htmlreport import failure_html
+
+            report.extras = [
+                *getattr(report, "extras", []),
+                extras.html(failure_html(result, self.seed)),
+            ]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == _PROPERTY:
+                data = json.loads(str(value))
+                self.results.append(Result.from_dict(data, self.by_id[data["case"]]))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
+        from .htmlreport import summary_html
+
+        prefix.append(
+            summary_html(
+                self.results, adapter=self.adapter_name, corpus=self.corpus.version, seed=self.seed
+            )
+        )
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.results:
+            counts: dict[str, int] = {}
+            for r in self.results:
+                counts[r.verdict.value] = counts.get(r.verdict.value, 0) + 1
+            line = ", ".join(f"{n} {v}" for v, n in counts.items())
+            terminalreporter.write_line(
+                f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
+                f"(random seed {self.seed})"
+            )
+
+
+class StreamproofCollector(pytest.Collector):
+    streamproof: StreamproofSession
+
+    def collect(self) -> list[pytest.Item]:
+        session = self.streamproof
+        items: list[pytest.Item] = []
+        for case, transport in plan(session.cases, session.transports):
+            name = f"{case.id}[{transport}]"
+            # The node id is given whole so that it parses back to the same id
+            # that --lf and xdist keep (a bracketed name otherwise does not).
+            item = StreamproofItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}")
+            item.setup_case(session, case, transport)
+            items.append(item)
+        return items
+
+
+class StreamproofItem(pytest.Item):
+    """One case under one transport."""
+
+    def setup_case(self, session: StreamproofSession, case: Case, transport: str) -> None:
+        self.streamproof = session
+        self.case = case
+        self.transport = transport
+        self.result: Result | None = None
+        self.extra_keyword_matches.update({case.severity, case.provider, transport})
+
+    def runtest(self) -> None:
+        result = self.result = self.streamproof.engine().run(self.case, self.transport)
+        if result.verdict is Verdict.PASS:
+            return
+        if result.verdict is Verdict.SKIP:
+            pytest.skip(result.message)
+        if result.verdict is Verdict.XFAIL:
+            pytest.xfail(result.message)
+        fail_on = self.streamproof.fail_on
+        if SEVERITIES.index(self.case.severity) > SEVERITIES.index(fail_on):
+            pytest.xfail(
+                f"{self.case.severity} case below --streamproof-fail-on {fail_on}: "
+                f"{result.verdict.value}: {result.first_divergence}"
+            )
+        raise StreamproofFailure(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, StreamproofFailure):
+            result = excinfo.value.result
+            lines = [
+                f"{result.verdict.value} [{self.case.severity}] {self.case.id} "
+                f"under {self.transport}: {self.case.title}",
+                f"  {result.first_divergence}",
+            ]
+            if self.transport == "random":
+                lines.append(f"  reproduce with --seed {self.streamproof.seed}")
+            return "\n".join(lines)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.case.dir / "case.json", None, f"{self.case.id} [{self.transport}]"

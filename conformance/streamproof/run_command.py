@@ -1,0 +1,100 @@
+"""``streamproof run``: check the inputs, drive pytest, report, pick the exit status."""
+
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .corpus import load_corpus
+from .expectations import load_expectations
+from .harness import RunOptions, run_through_pytest
+from .process import AdapterProcess
+from .results import exit_status, results_document, write_json
+from .runner import plan, select
+from .terminal import print_summary
+
+__all__ = ["DEFAULT_REPORT", "RunError", "RunRequest", "execute_run"]
+
+# Where a run with no --adapter and no --html writes its report.
+DEFAULT_REPORT = "streamproof-report.html"
+
+
+class RunError(Exception):
+    """The run could not be carried out (exit 2)."""
+
+
+@dataclass
+class RunRequest:
+    spec: str
+    transports: list[str]
+    seed: int | None
+    fail_on: str
+    cases: list[str] = field(default_factory=list)
+    corpus: Path | None = None
+    timeout: float | None = None
+    jobs: int = 1
+    expect: Path | None = None
+    json: Path | None = None
+    html: Path | None = None
+    junit: Path | None = None
+
+
+def execute_run(request: RunRequest) -> int:
+    corpus = load_corpus(request.corpus)
+    if request.expect:
+        load_expectations(request.expect, {c.id for c in corpus.cases})
+    cases = select(corpus.cases, request.cases)
+    if not cases:
+        raise RunError(f"--case {' '.join(request.cases)!r} matches no case")
+    # Start the adapter once up front: a broken adapter is one line and exit 2
+    # before any case runs, and its handshake names it in the results.
+    probe = AdapterProcess(request.spec)
+    probe.start()
+    probe.close()
+    seed = request.seed if request.seed is not None else random.randrange(2**31)
+    work = plan(cases, request.transports)
+    options = RunOptions(
+        spec=request.spec,
+        transports=request.transports,
+        seed=seed,
+        fail_on=request.fail_on,
+        cases=request.cases,
+        corpus=corpus.root,
+        expect=request.expect,
+        timeout=request.timeout,
+        jobs=request.jobs,
+        html=request.html,
+        junit=request.junit,
+    )
+    results, code, output = run_through_pytest(options, len(work))
+    if len(results) != len(work):
+        tail = " | ".join(line for line in output.strip().splitlines()[-3:])
+        raise RunError(
+            f"the run stopped after {len(results)} of {len(work)} case runs "
+            f"(pytest exit {code}): {tail}"
+        )
+    order = {(c.id, t): i for i, (c, t) in enumerate(work)}
+    results.sort(key=lambda r: order[(r.case.id, r.transport)])
+    adapter = {
+        "name": probe.name,
+        "version": probe.version,
+        "spec": request.spec,
+        "capabilities": sorted(probe.capabilities),
+    }
+    print_summary(results, f"{probe.name} {probe.version}", corpus.version, sys.stdout)
+    if "random" in request.transports:
+        print(f"random transport seed {seed} (rerun with --seed {seed})")
+    if request.json:
+        write_json(
+            results_document(
+                results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
+            ),
+            request.json,
+        )
+        print(f"results: {request.json}")
+    for label, path in (("report", request.html), ("junit", request.junit)):
+        if path:
+            print(f"{label}: {path}")
+    return exit_status(results, request.fail_on)

@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+ADAPTERS = Path(__file__).parent / "adapters"
+NAIVE = f"--streamproof={ADAPTERS / 'naive_lines.py'}"
+
+
+def test_nothing_is_added_without_the_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_own(): pass")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+
+
+def test_one_option_adds_the_corpus_to_a_suite(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_own(): pass")
+    result = pytester.runpytest(
+        "--streamproof=reference",
+        "--streamproof-case=generic/http-*",
+        "--streamproof-transport=whole,bytes",
+    )
+    result.assert_outcomes(passed=1 + 5 * 2)
+    result.stdout.fnmatch_lines(["streamproof reference on corpus *: 10 pass *"])
+
+
+def test_options_have_their_own_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(["streamproof conformance suite:", "*--streamproof=SPEC*"])
+
+
+def test_failures_show_the_first_divergence(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        NAIVE, "--streamproof-case=sse-spec/no-space-after-colon", "--streamproof-transport=whole"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*fail [[]must] sse-spec/no-space-after-colon under whole:*",
+            "*choices[[]0].content: want 'No space needed.', got ''*",
+        ]
+    )
+
+
+def test_k_selects_by_case_transport_and_severity(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "--streamproof=reference", "-k", "usage and bytes and must", "--co", "-q"
+    )
+    lines = [x for x in result.outlines if x.startswith("streamproof::")]
+    assert lines and all("usage" in x and x.endswith("[bytes]") for x in lines)
+
+
+def test_lf_reruns_only_the_failures(pytester: pytest.Pytester) -> None:
+    args = (NAIVE, "--streamproof-case=sse-spec/*", "--streamproof-transport=whole")
+    first = pytester.runpytest(*args).parseoutcomes()
+    assert first["failed"] > 0 and first["passed"] > 0
+    again = pytester.runpytest(*args, "--lf").parseoutcomes()
+    assert again["failed"] == first["failed"]
+    assert "passed" not in again
+
+
+def test_skips_xfail_and_fail_on(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    expect = tmp_path / "expect.json"
+    expect.write_text(
+        json.dumps({"expectations": [{"case": "sse-spec/cr-line-endings", "reason": "LF only"}]})
+    )
+    result = pytester.runpytest(
+        f"--streamproof={ADAPTERS / 'content_only.py'}",
+        "--streamproof-transport=whole",
+        "--streamproof-case=generic/usage-in-finish-chunk",
+    )
+    result.assert_outcomes(skipped=1)
+    result = pytester.runpytest(
+        NAIVE,
+        "--streamproof-transport=whole",
+        f"--streamproof-expect={expect}",
+        "--streamproof-case=sse-spec/cr-line-endings",
+    )
+    result.assert_outcomes(xfailed=1)
+    result = pytester.runpytest(
+        NAIVE,
+        "--streamproof-transport=whole",
+        "--streamproof-fail-on=must",
+        "--streamproof-case=sse-spec/last-chunk-without-blank-line-no-done",
+    )
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes
+
+
+def test_a_broken_corpus_is_a_usage_error(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    result = pytester.runpytest("--streamproof=reference", f"--streamproof-corpus={tmp_path}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*streamproof: * not a corpus (no cases/ folder)*"])
+
+
+def _verdicts(junit: Path) -> dict[str, str]:
+    verdicts = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        outcome = "passed"
+        for tag in ("failure", "error", "skipped"):
+            if case.find(tag) is not None:
+                outcome = tag
+        verdicts[case.get("name", "")] = outcome
+    return verdicts
+
+
+def test_xdist_gives_the_same_verdicts(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    runs = []
+    for workers in ("0", "2"):
+        junit = tmp_path / f"junit{workers}.xml"
+        pytester.runpytest_subprocess(
+            NAIVE,
+            "--streamproof-transport=whole,random",
+            "--streamproof-seed=3",
+            "-n",
+            workers,
+            f"--junitxml={junit}",
+        )
+        runs.append(_verdicts(junit))
+    assert runs[0] == runs[1]
+    assert len(runs[0]) >= 2 * 40
+    assert set(runs[0].values()) == {"passed", "failure"}
+
+
+def test_html_report_has_the_summary_and_failure_details(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.html"
+    pytester.runpytest(
+        NAIVE,
+        "--streamproof-transport=whole",
+        "--streamproof-case=sse-spec/*",
+        f"--html={report}",
+        "--self-contained-html",
+    )
+    html = report.read_text()
+    assert "streamproof-summary" in html
+    for title in ("by severity", "by capability", "by provider", "by transport"):
+        assert title in html
+    assert "wire-view" in html
