@@ -281,3 +281,18 @@ def test_list_names_every_case() -> None:
     proc = streamproof("list")
     assert proc.returncode == 0
     assert "generic/usage-in-empty-choices-chunk" in proc.stdout
+
+
+def test_recorded_transport_runs_only_cases_with_chunks(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(data_path("corpus"), corpus)
+    case = corpus / "cases/generic/text-split-per-token"
+    size = len((case / "response.sse").read_bytes())
+    (case / "chunks.json").write_text(json.dumps({"sizes": [7, size - 7]}))
+    out = tmp_path / "out.json"
+    proc = streamproof("run", "--corpus", corpus, "--transport", "recorded", "--json", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads(out.read_text())["results"]
+    assert [(r["case"], r["transport"]) for r in results] == [
+        ("generic/text-split-per-token", "recorded")
+    ]

@@ -7,15 +7,21 @@ __all__ = ["visible", "wire_view"]
 _NAMED = {0x0D: "\\r", 0x0A: "\\n", 0x00: "\\0", 0x09: "\\t"}
 
 
-def visible(data: bytes) -> str:
+def visible(data: bytes, following: bytes = b"") -> str:
     """``data`` as text with CR, LF, NUL, tab, the BOM and bad bytes escaped.
 
-    A line break follows every ``\\n`` so a stream still reads as lines.
+    A line break follows every line end (LF, CRLF, or a lone CR) so a stream
+    still reads as lines. ``following`` is the byte after ``data``, if any,
+    so that a CR ending one read and an LF starting the next read as CRLF.
     """
     out: list[str] = []
     text = data.decode("utf-8", errors="surrogateescape")
-    for ch in text:
+    for i, ch in enumerate(text):
         code = ord(ch)
+        after = text[i + 1 : i + 2] or following[:1].decode("latin-1")
+        if code == 0x0D and after != "\n":
+            out.append("\\r\n")  # a lone CR ends a line too: show it as one
+            continue
         if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte
             out.append(f"\\x{code - 0xDC00:02x}")
         elif code == 0xFEFF:
@@ -42,7 +48,8 @@ def wire_view(body: bytes, ends: list[int] | None = None, *, limit: int = 20_000
         for end in ends:
             if start >= len(shown):
                 break
-            parts.append(visible(shown[start : min(end, len(shown))]))
+            stop = min(end, len(shown))
+            parts.append(visible(shown[start:stop], shown[stop : stop + 1]))
             start = end
         text = "¦".join(parts)
     if len(body) > limit:

@@ -91,5 +91,6 @@ def failure_html(result: Result, seed: int) -> str:
             body_name=case.data["response"]["body"],
             body_size=len(case.body),
             wire=wire_view(case.body, ends, limit=WIRE_LIMIT),
+            reads="delivered in one read" if len(ends) <= 1 else f"{len(ends)} reads, marked ¦",
         )
     )

@@ -172,7 +172,9 @@ class StreamproofSession:
             return
         report = outcome.get_result()
         report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
-        if result.verdict in _FAILING and self.config.pluginmanager.hasplugin("html"):
+        # pytest-html is active when its --html option is set, whatever name
+        # it was registered under (an entry point, or -p pytest_html.plugin).
+        if result.verdict in _FAILING and self.config.getoption("htmlpath", None):
             from pytest_html import extras
 
             from .htmlreport import failure_html
@@ -196,9 +198,29 @@ class StreamproofSession:
 
         prefix.append(
             summary_html(
-                self.results, adapter=self.adapter_name, corpus=self.corpus.version, seed=self.seed
+                self.results,
+                adapter=self.adapter_name,
+                corpus=self.corpus.version,
+                seed=self.seed if "random" in self.transports else None,
             )
         )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        report.title = f"streamproof: {self.adapter_name} on corpus {self.corpus.version}"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        try:
+            from pytest_metadata.plugin import metadata_key
+        except ImportError:
+            return
+        metadata = self.config.stash.get(metadata_key, None)
+        if metadata is not None:
+            metadata["streamproof"] = _version()
+            metadata["corpus"] = f"{self.corpus.version} (sha256 {self.corpus.sha256})"
+            metadata["adapter"] = self.spec
+            metadata["transports"] = ", ".join(self.transports)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.results:
@@ -210,6 +232,12 @@ class StreamproofSession:
                 f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
                 f"(random seed {self.seed})"
             )
+
+
+def _version() -> str:
+    from .__about__ import __version__
+
+    return __version__
 
 
 class StreamproofCollector(pytest.Collector):
