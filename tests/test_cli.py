@@ -47,6 +47,7 @@ def test_run_reference_over_four_transports_writes_valid_json(tmp_path: Path) ->
         "7",
         "--json",
         out,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     document = json.loads(out.read_text())
@@ -290,7 +291,9 @@ def test_recorded_transport_runs_only_cases_with_chunks(tmp_path: Path) -> None:
     size = len((case / "response.sse").read_bytes())
     (case / "chunks.json").write_text(json.dumps({"sizes": [7, size - 7]}))
     out = tmp_path / "out.json"
-    proc = streamproof("run", "--corpus", corpus, "--transport", "recorded", "--json", out)
+    proc = streamproof(
+        "run", "--corpus", corpus, "--transport", "recorded", "--json", out, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads(out.read_text())["results"]
     assert [(r["case"], r["transport"]) for r in results] == [
