@@ -10,9 +10,22 @@ import json
 import random
 from pathlib import Path
 
-__all__ = ["TRANSPORTS", "boundaries", "split"]
+__all__ = ["TRANSPORTS", "boundaries", "parse_transports", "split"]
 
 TRANSPORTS = ("whole", "lines", "bytes", "random", "recorded")
+
+
+def parse_transports(value: str) -> list[str]:
+    """``all`` or a comma list of transport names; ``ValueError`` names the bad ones."""
+    if value == "all":
+        return list(TRANSPORTS)
+    names = [t.strip() for t in value.split(",") if t.strip()]
+    unknown = [t for t in names if t not in TRANSPORTS]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown transport {unknown or value!r}; choose from all, {', '.join(TRANSPORTS)}"
+        )
+    return names
 
 
 def boundaries(

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from .__about__ import __version__
 from .adapter import AdapterError
-from .chunking import TRANSPORTS, boundaries
+from .chunking import TRANSPORTS, boundaries, parse_transports
 from .corpus import Corpus, CorpusError, default_root, load_corpus
 from .display import wire_view
+from .harness import RunOptions
 from .linting import check_corpus, write_manifest
 from .results import SEVERITIES
-from .run_command import DEFAULT_REPORT, RunError, RunRequest, execute_run
+from .run_command import DEFAULT_REPORT, RunError, execute_run
 
 __all__ = ["main"]
 
@@ -114,15 +115,10 @@ def _corpus_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _transports(value: str) -> list[str]:
-    if value == "all":
-        return list(TRANSPORTS)
-    names = [t.strip() for t in value.split(",") if t.strip()]
-    unknown = [t for t in names if t not in TRANSPORTS]
-    if unknown or not names:
-        raise UsageError(
-            f"--transport: unknown {unknown or value!r}; choose from all, {', '.join(TRANSPORTS)}"
-        )
-    return names
+    try:
+        return parse_transports(value)
+    except ValueError as exc:
+        raise UsageError(f"--transport: {exc}") from None
 
 
 def _load(args: argparse.Namespace) -> Corpus:
@@ -137,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be a positive number of seconds")
     default_report = args.adapter_given is False and args.html is None
     return execute_run(
-        RunRequest(
+        RunOptions(
             spec=args.adapter,
             transports=transports,
             cases=args.case,

@@ -29,9 +29,11 @@ __all__ = ["RunOptions", "run_through_pytest"]
 
 @dataclass
 class RunOptions:
+    """Everything a run is asked to do (the ``run`` command's options)."""
+
     spec: str
     transports: list[str]
-    seed: int
+    seed: int | None
     fail_on: str
     cases: list[str] = field(default_factory=list)
     corpus: Path | None = None
@@ -40,6 +42,7 @@ class RunOptions:
     jobs: int = 1
     html: Path | None = None
     junit: Path | None = None
+    json: Path | None = None
 
 
 class _Observer:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from .adapter import AdapterError
-from .chunking import TRANSPORTS
+from .chunking import TRANSPORTS, parse_transports
 from .corpus import Case, CorpusError, load_corpus
 from .expectations import Expectations, load_expectations
 from .results import SEVERITIES
@@ -77,17 +77,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(StreamproofSession(config), "streamproof-session")
 
 
-def parse_transports(value: str) -> list[str]:
-    if value == "all":
-        return list(TRANSPORTS)
-    names = [t.strip() for t in value.split(",") if t.strip()]
-    unknown = [t for t in names if t not in TRANSPORTS]
-    if unknown or not names:
-        raise pytest.UsageError(
-            f"streamproof: unknown transport {unknown or value!r}; "
-            f"choose from all, {', '.join(TRANSPORTS)}"
-        )
-    return names
+def _transports(value: str) -> list[str]:
+    try:
+        return parse_transports(value)
+    except ValueError as exc:
+        raise pytest.UsageError(f"streamproof: {exc}") from None
 
 
 class StreamproofFailure(Exception):
@@ -104,7 +98,7 @@ class StreamproofSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.spec = str(config.getoption("streamproof"))
-        self.transports = parse_transports(config.getoption("streamproof_transport"))
+        self.transports = _transports(config.getoption("streamproof_transport"))
         self.timeout: float | None = config.getoption("streamproof_timeout")
         self.fail_on: str = config.getoption("streamproof_fail_on")
         corpus_dir = config.getoption("streamproof_corpus")

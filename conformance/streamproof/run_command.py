@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import random
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import replace
 
 from .corpus import load_corpus
 from .expectations import load_expectations
@@ -15,7 +14,7 @@ from .results import exit_status, results_document, write_json
 from .runner import plan, select
 from .terminal import print_summary
 
-__all__ = ["DEFAULT_REPORT", "RunError", "RunRequest", "execute_run"]
+__all__ = ["DEFAULT_REPORT", "RunError", "execute_run"]
 
 # Where a run with no --adapter and no --html writes its report.
 DEFAULT_REPORT = "streamproof-report.html"
@@ -25,23 +24,7 @@ class RunError(Exception):
     """The run could not be carried out (exit 2)."""
 
 
-@dataclass
-class RunRequest:
-    spec: str
-    transports: list[str]
-    seed: int | None
-    fail_on: str
-    cases: list[str] = field(default_factory=list)
-    corpus: Path | None = None
-    timeout: float | None = None
-    jobs: int = 1
-    expect: Path | None = None
-    json: Path | None = None
-    html: Path | None = None
-    junit: Path | None = None
-
-
-def execute_run(request: RunRequest) -> int:
+def execute_run(request: RunOptions) -> int:
     corpus = load_corpus(request.corpus)
     if request.expect:
         load_expectations(request.expect, {c.id for c in corpus.cases})
@@ -55,19 +38,7 @@ def execute_run(request: RunRequest) -> int:
     probe.close()
     seed = request.seed if request.seed is not None else random.randrange(2**31)
     work = plan(cases, request.transports)
-    options = RunOptions(
-        spec=request.spec,
-        transports=request.transports,
-        seed=seed,
-        fail_on=request.fail_on,
-        cases=request.cases,
-        corpus=corpus.root,
-        expect=request.expect,
-        timeout=request.timeout,
-        jobs=request.jobs,
-        html=request.html,
-        junit=request.junit,
-    )
+    options = replace(request, seed=seed, corpus=corpus.root)
     results, code, output = run_through_pytest(options, len(work))
     if len(results) != len(work):
         tail = " | ".join(line for line in output.strip().splitlines()[-3:])
