@@ -19,6 +19,7 @@ from .corpus import Corpus, CorpusError, default_root, load_corpus
 from .display import wire_view
 from .harness import RunOptions
 from .linting import check_corpus, write_manifest
+from .quirks import load_quirks, readme_with_tables, tables
 from .results import SEVERITIES
 from .run_command import DEFAULT_REPORT, RunError, execute_run
 
@@ -92,6 +93,13 @@ def _parser() -> argparse.ArgumentParser:
     _corpus_option(run)
 
     lst = sub.add_parser("list", help="list the cases")
+    lst.add_argument(
+        "--provider",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this provider's cases (repeatable)",
+    )
     _corpus_option(lst)
     show = sub.add_parser("show", help="show one case's stream and expectation")
     show.add_argument("case", metavar="CASE")
@@ -102,6 +110,13 @@ def _parser() -> argparse.ArgumentParser:
     _corpus_option(validate)
     manifest = sub.add_parser("manifest", help="rewrite corpus/manifest.json from the files")
     _corpus_option(manifest)
+    quirks = sub.add_parser("quirks", help="print the providers × quirks tables")
+    quirks.add_argument(
+        "--write",
+        action="store_true",
+        help="write them into corpus/README.md between their markers",
+    )
+    _corpus_option(quirks)
     return parser
 
 
@@ -152,10 +167,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     corpus = _load(args)
-    for case in corpus.cases:
+    cases = [c for c in corpus.cases if not args.provider or c.provider in args.provider]
+    if not cases:
+        known = ", ".join(sorted({c.provider for c in corpus.cases}))
+        raise UsageError(f"no case of provider {' '.join(args.provider)!r} (known: {known})")
+    for case in cases:
         flag = "" if case.runnable else "  (recorded, not yet reviewed)"
         print(f"{case.id:<58} {case.severity:<6} {case.title}{flag}")
-    print(f"{len(corpus.cases)} cases, corpus {corpus.version}")
+    providers = len({c.provider for c in cases})
+    print(f"{len(cases)} cases of {providers} providers, corpus {corpus.version}")
     return 0
 
 
@@ -214,12 +234,34 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_quirks(args: argparse.Namespace) -> int:
+    corpus = _load(args)
+    catalogue, problems = load_quirks(corpus.root)
+    if catalogue is None or problems:
+        for problem in problems:
+            print(f"streamproof: {problem}", file=sys.stderr)
+        return 2
+    readme = corpus.root / "README.md"
+    if args.write:
+        text = readme.read_text(encoding="utf-8")
+        try:
+            fresh = readme_with_tables(text, catalogue, corpus.cases)
+        except ValueError as exc:
+            raise UsageError(f"{readme}: {exc}") from None
+        readme.write_text(fresh, encoding="utf-8")
+        print(f"wrote the quirk tables into {readme}")
+    else:
+        print(tables(catalogue, corpus.cases))
+    return 0
+
+
 _COMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
     "show": cmd_show,
     "validate": cmd_validate,
     "manifest": cmd_manifest,
+    "quirks": cmd_quirks,
 }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import Case, file_digests, scan, tree_digest
+from .quirks import load_quirks, readme_with_tables
 from .resources import data_path
 
 __all__ = ["check_corpus", "needed_capabilities", "write_manifest"]
@@ -131,12 +132,40 @@ def _lint_manifest(root: Path, version: str, cases: list[Case]) -> list[str]:
     return problems
 
 
+def _lint_quirks(root: Path, cases: list[Case]) -> list[str]:
+    """Tags name catalogued quirks, and the README's tables are current."""
+    if not (root / "quirks.json").exists():
+        return []  # a private corpus may do without a catalogue
+    catalogue, problems = load_quirks(root)
+    if catalogue is None:
+        return problems
+    for case in cases:
+        for tag in case.data["tags"]:
+            if tag not in catalogue.quirks:
+                problems.append(
+                    f"{case.dir / 'case.json'}: tag {tag!r} is not a quirk in quirks.json"
+                )
+    readme = root / "README.md"
+    if readme.exists() and not problems:
+        text = readme.read_text(encoding="utf-8")
+        try:
+            current = readme_with_tables(text, catalogue, cases) == text
+        except ValueError as exc:
+            return [f"{readme}: {exc}"]
+        if not current:
+            problems.append(
+                f"{readme}: the quirk tables are out of date; run 'streamproof quirks --write'"
+            )
+    return problems
+
+
 def check_corpus(root: Path) -> list[str]:
     """Every problem with the corpus at ``root``, one line each."""
     version, cases, problems = scan(root)
     sections = _semantics_sections()
     for case in cases:
         problems.extend(_lint_case(case, sections))
+    problems.extend(_lint_quirks(root, cases))
     if cases and not problems:
         # The manifest is checked once the cases load: a broken case file is
         # one problem, not also a digest mismatch.

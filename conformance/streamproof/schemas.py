@@ -14,7 +14,7 @@ from .resources import data_path
 
 __all__ = ["schema_errors", "validator"]
 
-_NAMES = ("case", "outcome", "results", "expectations")
+_NAMES = ("case", "outcome", "results", "expectations", "quirks")
 
 
 @cache
