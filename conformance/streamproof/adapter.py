@@ -49,7 +49,8 @@ class ReplayResponse:
     """The response an adapter's ``parse`` receives.
 
     ``iter_bytes()`` and ``aiter_bytes()`` yield the body in the transport's
-    chunks; ``bytes_delivered`` counts the body bytes handed out so far.
+    chunks, once: a second iteration yields only what the first left unread.
+    ``bytes_delivered`` counts the body bytes handed out so far.
     """
 
     def __init__(
@@ -71,17 +72,18 @@ class ReplayResponse:
         self.bytes_delivered = 0
         self._body = body
         self._ends = ends
-        self._consumed = False
+        self._next = 0  # the index of the next read in ``ends``
 
     def _reads(self) -> Iterator[bytes]:
-        if self._consumed:
-            raise RuntimeError("the response body can be read only once")
-        self._consumed = True
-        start = 0
-        for end in self._ends:
+        # Like a socket, the body is read once: iterating again (as clients
+        # do to drain a response) goes on from where the last iteration
+        # stopped and yields what is left, often nothing.
+        while self._next < len(self._ends):
+            start = self._ends[self._next - 1] if self._next else 0
+            end = self._ends[self._next]
+            self._next += 1
             self.bytes_delivered = end
             yield self._body[start:end]
-            start = end
 
     def iter_bytes(self) -> Iterator[bytes]:
         yield from self._reads()

@@ -1,0 +1,202 @@
+"""Adapter for the official OpenAI Python SDK (the ``openai`` package).
+
+The case's bytes reach the SDK through an httpx transport, so its own SSE
+decoder, ``Stream`` class and error mapping run on them. Streams go through
+``chat.completions.create(stream=True)`` and the SDK's own accumulator,
+``ChatCompletionStreamState`` (its documented helper for building a
+completion out of chunks); bodies through ``chat.completions.create()``.
+``openai-python-async`` drives ``AsyncOpenAI`` the same way.
+
+Errors translated, as the SDK documents them: ``openai.APIStatusError`` (an
+HTTP error status) and ``openai.APIError`` (an error event in a stream, or a
+body the SDK rejects). Anything else escapes and is a crash. The SDK does not
+say whether a stream ended cleanly, so ``truncation`` is not claimed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+try:
+    import httpx
+    import openai
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"the openai-python adapter needs the openai SDK ({exc}); "
+        "install it with: pip install 'streamproof[openai]'"
+    ) from None
+
+NAME = "openai-python"
+VERSION = openai.__version__
+CAPABILITIES = {
+    "content",
+    "role",
+    "finish_reason",
+    "usage",
+    "tool_calls",
+    "reasoning",
+    "refusal",
+    "multiple_choices",
+    "stream_error",
+    "http_error",
+    "non_streaming",
+    "metadata",
+    "incremental",
+}
+BASE_URL = "http://streamproof.invalid/v1"
+_KNOWN = ("model", "messages", "stream")
+
+
+class _Body(httpx.SyncByteStream, httpx.AsyncByteStream):
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._response.iter_bytes()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for data in self._response.aiter_bytes():
+            yield data
+
+
+class _Replay(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Answers the SDK's one request with the case's status, headers and reads."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        r = self._response
+        return httpx.Response(r.status, headers=r.headers, stream=_Body(r), request=request)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self.handle_request(request)
+
+
+def _arguments(request: dict[str, Any]) -> dict[str, Any]:
+    extra = {k: v for k, v in request.items() if k not in _KNOWN}
+    return {
+        "model": request.get("model", "model"),
+        "messages": request.get("messages", []),
+        "extra_body": extra,
+    }
+
+
+def _choices(completion: Any) -> list[dict[str, Any]]:
+    choices = []
+    for choice in completion.choices:
+        message = choice.message
+        extra = message.model_extra or {}
+        calls = [
+            {
+                "index": i,
+                "id": c.id,
+                "type": c.type,
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
+            for i, c in enumerate(message.tool_calls or [])
+        ]
+        choices.append(
+            {
+                "index": choice.index,
+                "role": message.role,
+                "content": message.content,
+                "refusal": message.refusal,
+                "finish_reason": choice.finish_reason,
+                "reasoning": extra.get("reasoning_content") or extra.get("reasoning"),
+                "tool_calls": calls,
+            }
+        )
+    return choices
+
+
+def _outcome(completion: Any, status: str = "complete") -> dict[str, Any]:
+    usage = completion.usage.model_dump(exclude_unset=True) if completion.usage else None
+    return {
+        "status": status,
+        "choices": _choices(completion),
+        "usage": usage,
+        "id": completion.id,
+        "model": completion.model,
+    }
+
+
+def _error(
+    exc: openai.APIError, state: ChatCompletionStreamState[Any] | None, deltas: list[dict[str, Any]]
+) -> dict[str, Any]:
+    outcome: dict[str, Any] = {"status": "error", "choices": []}
+    if state is not None:
+        # The SDK has no snapshot (it asserts) before the first chunk.
+        with contextlib.suppress(AssertionError):
+            outcome = _outcome(state.current_completion_snapshot, "error")
+    body = exc.body if isinstance(exc.body, dict) else {}
+    outcome["error"] = {
+        "message": exc.message,
+        "type": body.get("type"),
+        "code": exc.code if isinstance(exc.code, (str, int)) else None,
+        "http_status": getattr(exc, "status_code", None),
+    }
+    outcome["deltas"] = deltas
+    return outcome
+
+
+def _record(chunk: Any, response: Any, deltas: list[dict[str, Any]]) -> None:
+    """What an application shows as it streams: each chunk's ``delta.content``."""
+    for choice in chunk.choices:
+        if choice.delta.content:
+            deltas.append(
+                {
+                    "choice": choice.index,
+                    "content": choice.delta.content,
+                    "at_byte": response.bytes_delivered,
+                }
+            )
+
+
+def parse(response: Any) -> dict[str, Any]:
+    client = openai.OpenAI(
+        api_key="streamproof",
+        base_url=BASE_URL,
+        max_retries=0,
+        http_client=httpx.Client(transport=_Replay(response)),
+    )
+    state, deltas = None, []
+    try:
+        if response.request.get("stream") is not True:
+            return _outcome(client.chat.completions.create(**_arguments(response.request)))
+        state = ChatCompletionStreamState()
+        stream = client.chat.completions.create(**_arguments(response.request), stream=True)
+        for chunk in stream:
+            state.handle_chunk(chunk)
+            _record(chunk, response, deltas)
+        return {**_outcome(state.current_completion_snapshot), "deltas": deltas}
+    except openai.APIError as exc:
+        return _error(exc, state, deltas)
+    finally:
+        client.close()
+
+
+async def parse_async(response: Any) -> dict[str, Any]:
+    client = openai.AsyncOpenAI(
+        api_key="streamproof",
+        base_url=BASE_URL,
+        max_retries=0,
+        http_client=httpx.AsyncClient(transport=_Replay(response)),
+    )
+    state, deltas = None, []
+    try:
+        if response.request.get("stream") is not True:
+            return _outcome(await client.chat.completions.create(**_arguments(response.request)))
+        state = ChatCompletionStreamState()
+        stream = await client.chat.completions.create(**_arguments(response.request), stream=True)
+        async for chunk in stream:
+            state.handle_chunk(chunk)
+            _record(chunk, response, deltas)
+        return {**_outcome(state.current_completion_snapshot), "deltas": deltas}
+    except openai.APIError as exc:
+        return _error(exc, state, deltas)
+    finally:
+        await client.close()
