@@ -1,0 +1,71 @@
+"""Adapter for ``httpx-sse``: ``connect_sse`` + ``iter_sse()`` + ``json.loads`` per event.
+
+The body reaches httpx through a transport, so httpx-sse's own decoder reads
+the case's reads. Errors translated, as httpx-sse documents them:
+``httpx_sse.SSEError`` (the response is not ``text/event-stream``), with the
+status the response it exposes carries. Everything else is a crash.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+try:
+    import httpx
+    from httpx_sse import SSEError, connect_sse
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"the httpx-sse adapter needs httpx-sse ({exc}); "
+        "install it with: pip install 'streamproof[httpx-sse]'"
+    ) from None
+
+_spec = importlib.util.spec_from_file_location(
+    "streamproof_adapter_chunk_reader", Path(__file__).with_name("_chunk_reader.py")
+)
+assert _spec is not None and _spec.loader is not None
+_reader = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_reader)
+
+NAME = "httpx-sse"
+VERSION = importlib.metadata.version("httpx-sse")
+CAPABILITIES = {*_reader.CAPABILITIES, "http_error"}
+
+
+class _Body(httpx.SyncByteStream):
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def __iter__(self) -> Any:
+        yield from self._response.iter_bytes()
+
+
+def parse(response: Any) -> dict[str, Any]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            response.status, headers=response.headers, stream=_Body(response), request=request
+        )
+
+    reader = _reader.ChunkReader(response)
+    with (
+        httpx.Client(transport=httpx.MockTransport(handler)) as client,
+        connect_sse(
+            client, "POST", "http://streamproof.invalid/v1/chat/completions", json=response.request
+        ) as source,
+    ):
+        try:
+            for sse in source.iter_sse():
+                if not reader.data(sse.data):
+                    break
+        except SSEError as exc:
+            # The body text as the response exposes it, unparsed.
+            body = source.response.read().decode("utf-8", errors="replace")
+            outcome = reader.outcome("error")
+            outcome["error"] = {
+                "message": f"{exc}: {body}",
+                "http_status": source.response.status_code,
+            }
+            return outcome
+    return reader.outcome()
