@@ -1,0 +1,139 @@
+"""Adapter for ``langchain-openai``: ``ChatOpenAI.stream`` and ``ChatOpenAI.invoke``.
+
+``ChatOpenAI`` gets an httpx client whose transport answers with the case's
+reads. Streamed chunks are merged the way LangChain documents it, by adding
+``AIMessageChunk`` objects; the finish reason, model and id come from the
+message's ``response_metadata``, usage from ``usage_metadata`` (LangChain's
+names, translated to the outcome's). Errors translated: ``openai.APIError``,
+which LangChain lets through from the SDK it wraps. Anything else is a crash.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any
+
+try:
+    import httpx
+    import openai
+    from langchain_openai import ChatOpenAI
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"the langchain-openai adapter needs langchain-openai ({exc}); "
+        "install it with: pip install 'streamproof[langchain]'"
+    ) from None
+
+NAME = "langchain-openai"
+VERSION = importlib.metadata.version("langchain-openai")
+CAPABILITIES = {
+    "content",
+    "finish_reason",
+    "usage",
+    "tool_calls",
+    "stream_error",
+    "http_error",
+    "non_streaming",
+    "metadata",
+    "incremental",
+}
+
+
+class _Body(httpx.SyncByteStream):
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def __iter__(self) -> Any:
+        yield from self._response.iter_bytes()
+
+
+def _model(response: Any) -> ChatOpenAI:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            response.status, headers=response.headers, stream=_Body(response), request=request
+        )
+
+    request = response.request
+    usage = (request.get("stream_options") or {}).get("include_usage") is True
+    return ChatOpenAI(
+        model=request.get("model", "model"),
+        api_key="streamproof",
+        base_url="http://streamproof.invalid/v1",
+        max_retries=0,
+        stream_usage=usage,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
+
+
+def _messages(request: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(m.get("role", "user"), str(m.get("content", ""))) for m in request.get("messages", [])]
+
+
+def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
+    meta = message.response_metadata or {}
+    # Streamed: LangChain keeps the raw argument fragments in tool_call_chunks.
+    # Invoked: the raw calls as the API sent them stay in additional_kwargs.
+    raw = (message.additional_kwargs or {}).get("tool_calls") or []
+    if getattr(message, "tool_call_chunks", None):
+        calls = [
+            {
+                "index": c.get("index", i),
+                "id": c.get("id"),
+                "type": "function",
+                "function": {"name": c.get("name"), "arguments": c.get("args")},
+            }
+            for i, c in enumerate(message.tool_call_chunks)
+        ]
+    else:
+        calls = [
+            {
+                "index": i,
+                "id": c.get("id"),
+                "type": c.get("type"),
+                "function": dict(c.get("function") or {}),
+            }
+            for i, c in enumerate(raw)
+        ]
+    usage = message.usage_metadata
+    return {
+        "status": status,
+        "choices": [
+            {
+                "index": 0,
+                "content": message.content if isinstance(message.content, str) else "",
+                "finish_reason": meta.get("finish_reason"),
+                "tool_calls": calls,
+            }
+        ],
+        "usage": None
+        if usage is None
+        else {
+            "prompt_tokens": usage.get("input_tokens"),
+            "completion_tokens": usage.get("output_tokens"),
+            "total_tokens": usage.get("total_tokens"),
+        },
+        "id": message.id,
+        "model": meta.get("model_name"),
+    }
+
+
+def parse(response: Any) -> dict[str, Any]:
+    model = _model(response)
+    messages = _messages(response.request)
+    merged, deltas = None, []
+    try:
+        if response.request.get("stream") is not True:
+            return _outcome(model.invoke(messages))
+        for chunk in model.stream(messages):
+            merged = chunk if merged is None else merged + chunk
+            if isinstance(chunk.content, str) and chunk.content:
+                deltas.append(
+                    {"choice": 0, "content": chunk.content, "at_byte": response.bytes_delivered}
+                )
+        outcome = _outcome(merged) if merged is not None else {"status": "complete", "choices": []}
+        return {**outcome, "deltas": deltas}
+    except openai.APIError as exc:
+        outcome = (
+            _outcome(merged, "error") if merged is not None else {"status": "error", "choices": []}
+        )
+        outcome["error"] = {"message": str(exc), "http_status": getattr(exc, "status_code", None)}
+        return {**outcome, "deltas": deltas}

@@ -1,0 +1,148 @@
+"""Adapter for LiteLLM's OpenAI-compatible provider path (``litellm.completion``).
+
+LiteLLM is called as an application calls it for an OpenAI-compatible server
+(``model="openai/<name>"``, an ``api_base``), with an OpenAI client whose
+httpx transport answers with the case's reads; LiteLLM's own stream wrapper
+and its documented accumulator, ``litellm.stream_chunk_builder``, do the
+rest. No retries and no network: the model cost map is the local copy.
+
+Errors translated: LiteLLM's documented exceptions, which subclass
+``openai.APIError`` (``litellm.BadRequestError``, ``RateLimitError``,
+``APIConnectionError``, …). Anything else is a crash.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import
+os.environ.setdefault("LITELLM_TELEMETRY", "False")
+
+try:
+    import httpx
+    import litellm
+    import openai
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"the litellm adapter needs litellm ({exc}); "
+        "install it with: pip install 'streamproof[litellm]'"
+    ) from None
+
+NAME = "litellm"
+VERSION = importlib.metadata.version("litellm")
+CAPABILITIES = {
+    "content",
+    "role",
+    "finish_reason",
+    "usage",
+    "tool_calls",
+    "reasoning",
+    "multiple_choices",
+    "stream_error",
+    "http_error",
+    "non_streaming",
+    "metadata",
+    "incremental",
+}
+BASE_URL = "http://streamproof.invalid/v1"
+
+
+class _Body(httpx.SyncByteStream):
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def __iter__(self) -> Any:
+        yield from self._response.iter_bytes()
+
+
+def _client(response: Any) -> openai.OpenAI:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            response.status, headers=response.headers, stream=_Body(response), request=request
+        )
+
+    return openai.OpenAI(
+        api_key="streamproof",
+        base_url=BASE_URL,
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
+
+
+def _outcome(result: Any, status: str = "complete") -> dict[str, Any]:
+    choices = []
+    for choice in result.choices:
+        message = choice.message
+        calls = [
+            {
+                "index": i,
+                "id": c.id,
+                "type": c.type,
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
+            for i, c in enumerate(message.tool_calls or [])
+        ]
+        choices.append(
+            {
+                "index": choice.index,
+                "role": message.role,
+                "content": message.content,
+                "reasoning": getattr(message, "reasoning_content", None),
+                "finish_reason": choice.finish_reason,
+                "tool_calls": calls,
+            }
+        )
+    usage = getattr(result, "usage", None)
+    return {
+        "status": status,
+        "choices": choices,
+        "usage": usage.model_dump(exclude_none=True) if usage else None,
+        "id": result.id,
+        "model": result.model,
+    }
+
+
+def parse(response: Any) -> dict[str, Any]:
+    request = dict(response.request)
+    model = request.pop("model", "model")
+    messages = request.pop("messages", [])
+    stream = request.pop("stream", False) is True
+    chunks: list[Any] = []
+    deltas: list[dict[str, Any]] = []
+    try:
+        result = litellm.completion(
+            model=f"openai/{model}",
+            messages=messages,
+            stream=stream,
+            api_base=BASE_URL,
+            api_key="streamproof",
+            max_retries=0,
+            client=_client(response),
+            **request,
+        )
+        if not stream:
+            return _outcome(result)
+        for chunk in result:
+            chunks.append(chunk)
+            for choice in chunk.choices:
+                if choice.delta.content:
+                    deltas.append(
+                        {
+                            "choice": choice.index,
+                            "content": choice.delta.content,
+                            "at_byte": response.bytes_delivered,
+                        }
+                    )
+        built = litellm.stream_chunk_builder(chunks, messages=messages)
+        outcome = _outcome(built) if built is not None else {"status": "complete", "choices": []}
+        return {**outcome, "deltas": deltas}
+    except openai.APIError as exc:
+        outcome = {"status": "error", "choices": []}
+        if chunks:
+            built = litellm.stream_chunk_builder(chunks, messages=messages)
+            if built is not None:
+                outcome = _outcome(built, "error")
+        outcome["error"] = {"message": str(exc), "http_status": getattr(exc, "status_code", None)}
+        return {**outcome, "deltas": deltas}
