@@ -83,7 +83,7 @@ def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
             }
             for i, c in enumerate(message.tool_call_chunks)
         ]
-    else:
+    elif raw:
         calls = [
             {
                 "index": i,
@@ -93,25 +93,40 @@ def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
             }
             for i, c in enumerate(raw)
         ]
+    else:  # only the parsed calls: LangChain keeps no raw argument string
+        calls = [
+            {
+                "index": i,
+                "id": c.get("id"),
+                "type": "function",
+                "function": {"name": c.get("name"), "arguments": None},
+            }
+            for i, c in enumerate(message.tool_calls or [])
+        ]
     usage = message.usage_metadata
+    if isinstance(meta.get("token_usage"), dict):
+        usage_out: dict[str, Any] | None = meta["token_usage"]  # as the API sent it
+    elif usage is not None:  # only LangChain's own counts
+        usage_out = {
+            "prompt_tokens": usage.get("input_tokens"),
+            "completion_tokens": usage.get("output_tokens"),
+            "total_tokens": usage.get("total_tokens"),
+        }
+    else:
+        usage_out = None
+    content = message.content if isinstance(message.content, str) else ""
     return {
         "status": status,
         "choices": [
             {
                 "index": 0,
-                "content": message.content if isinstance(message.content, str) else "",
+                "content": content,
                 "finish_reason": meta.get("finish_reason"),
                 "tool_calls": calls,
             }
         ],
-        "usage": None
-        if usage is None
-        else {
-            "prompt_tokens": usage.get("input_tokens"),
-            "completion_tokens": usage.get("output_tokens"),
-            "total_tokens": usage.get("total_tokens"),
-        },
-        "id": message.id,
+        "usage": usage_out,
+        "id": meta.get("id") or message.id,
         "model": meta.get("model_name"),
     }
 
