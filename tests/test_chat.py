@@ -188,6 +188,16 @@ def test_event_error_is_an_error() -> None:
     assert (out["status"], out["error"]["message"]) == ("error", "boom")
 
 
+def test_event_error_with_a_wrapped_error_object() -> None:
+    data = '{"error":{"message":"tool_use_failed","type":"invalid_request_error","code":"x"}}'
+    out = run(delta(content="a"), Event(data=data, type="error"))
+    assert out["error"] == {
+        "message": "tool_use_failed",
+        "type": "invalid_request_error",
+        "code": "x",
+    }
+
+
 def test_finish_reason_error_is_an_error() -> None:
     out = run(delta(content="a", finish="error"))
     assert out["status"] == "error"

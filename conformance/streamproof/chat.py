@@ -117,7 +117,12 @@ class StreamAccumulator:
         if self.finished:
             return []  # semantics §4.1, §8.4: nothing after [DONE] or an error
         if event.type == "error":
-            self._error = _error_fields(_loads_or_text(event.data))
+            # semantics §8.2: the data is read as in §8.1, so a wrapped
+            # {"error": {...}} gives the inner object's message, type and code.
+            data = _loads_or_text(event.data)
+            if isinstance(data, dict) and data.get("error") is not None:
+                data = data["error"]
+            self._error = _error_fields(data)
             return []
         if event.type != "message":
             return []  # semantics §4.5
