@@ -162,6 +162,15 @@ def test_content_parts_split_into_text_and_thinking() -> None:
     assert (out["choices"][0]["content"], out["choices"][0]["reasoning"]) == ("ok", "hmm")
 
 
+def test_thinking_parts_may_nest_text_parts() -> None:
+    nested = {
+        "type": "thinking",
+        "thinking": [{"type": "text", "text": "step "}, {"type": "text", "text": "two"}],
+    }
+    out = run(delta(content=[nested]), delta(content="done", finish="stop"))
+    assert (out["choices"][0]["reasoning"], out["choices"][0]["content"]) == ("step two", "done")
+
+
 def test_refusal_fragments_concatenate() -> None:
     out = run(
         delta(role="assistant", content=None, refusal=""),

@@ -213,9 +213,20 @@ def _content_parts(content: Any, choice: _Choice) -> list[str]:
         if part.get("type") == "text" and isinstance(part.get("text"), str):
             if part["text"]:
                 texts.append(part["text"])
-        elif part.get("type") == "thinking" and isinstance(part.get("thinking"), str):
-            choice.reasoning.append(part["thinking"])
+        elif part.get("type") == "thinking":
+            choice.reasoning.extend(_thinking_texts(part.get("thinking")))
     return texts
+
+
+def _thinking_texts(thinking: Any) -> list[str]:
+    """A thinking part's text: a string, or (Mistral) a list of text parts."""
+    if isinstance(thinking, str):
+        return [thinking]
+    if isinstance(thinking, list):
+        return [
+            p["text"] for p in thinking if isinstance(p, dict) and isinstance(p.get("text"), str)
+        ]
+    return []
 
 
 def _tool_call_delta(choice: _Choice, raw: dict[str, Any]) -> None:
