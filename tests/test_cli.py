@@ -296,6 +296,33 @@ def test_recorded_transport_runs_only_cases_with_chunks(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads(out.read_text())["results"]
-    assert [(r["case"], r["transport"]) for r in results] == [
-        ("generic/text-split-per-token", "recorded")
-    ]
+    with_chunks = {
+        p.parent.relative_to(corpus / "cases").as_posix()
+        for p in (corpus / "cases").glob("*/*/chunks.json")
+    }
+    assert "generic/text-split-per-token" in with_chunks
+    assert {r["case"] for r in results} == with_chunks
+    assert {r["transport"] for r in results} == {"recorded"}
+
+
+def test_list_and_run_one_provider(tmp_path: Path) -> None:
+    listed = streamproof("list", "--provider", "deepseek")
+    assert listed.returncode == 0
+    ids = [line.split()[0] for line in listed.stdout.splitlines()[:-1]]
+    assert ids and all(i.startswith("deepseek/") for i in ids)
+    out = tmp_path / "out.json"
+    proc = streamproof(
+        "run",
+        "--adapter",
+        "reference",
+        "--case",
+        "deepseek/*",
+        "--transport",
+        "whole",
+        "--json",
+        out,
+    )
+    assert proc.returncode == 0
+    assert {r["case"] for r in json.loads(out.read_text())["results"]} == set(ids)
+    unknown = streamproof("list", "--provider", "nobody")
+    assert unknown.returncode == 2 and "no case of provider" in unknown.stderr

@@ -143,3 +143,63 @@ def test_chunks_json_is_checked_at_load(copy: Path, content: str, message: str) 
         load_corpus(copy)
     assert message in info.value.problems[0]
     assert "chunks.json" in info.value.problems[0]
+
+
+def test_corpus_breadth_and_honest_provenance() -> None:
+    cases = load_corpus().cases
+    providers = {c.provider for c in cases} - {"generic", "sse-spec"}
+    assert len(providers) >= 25
+    assert len(cases) >= 300
+    kinds = [c.data["provenance"]["kind"] for c in cases]
+    assert "recorded" not in kinds  # nothing in the corpus was captured by us yet
+    assert kinds.count("documented") / len(kinds) >= 0.6
+    for case in cases:
+        provenance = case.data["provenance"]
+        if provenance["kind"] == "documented":
+            assert provenance["source"].startswith(("http://", "https://")), case.id
+    assert sum(c.provider == "sse-spec" for c in cases) >= 30
+
+
+def test_readme_quirk_tables_match_the_data() -> None:
+    from streamproof.quirks import load_quirks, readme_with_tables
+
+    catalogue, problems = load_quirks(ROOT)
+    assert catalogue is not None and problems == []
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_with_tables(readme, catalogue, load_corpus().cases) == readme
+
+
+def test_every_tag_is_a_catalogued_quirk() -> None:
+    from streamproof.quirks import load_quirks
+
+    catalogue, _ = load_quirks(ROOT)
+    assert catalogue is not None
+    tags = {tag for case in load_corpus().cases for tag in case.data["tags"]}
+    assert tags <= set(catalogue.quirks)
+
+
+def test_an_unknown_tag_and_stale_tables_are_caught(copy: Path) -> None:
+    edit(copy / "cases/generic/finish-without-done/case.json", tags=["no-such-quirk"])
+    assert any("'no-such-quirk' is not a quirk" in p for p in check_corpus(copy))
+    edit(copy / "cases/generic/finish-without-done/case.json", tags=[])
+    write_manifest(copy)
+    assert any("quirk tables are out of date" in p for p in check_corpus(copy))
+
+
+RECORDINGS = ROOT.parent.parent / "shared" / "recordings"
+FIDELITY = ROOT.parent.parent / "shared" / "tools" / "fidelity.py"
+
+
+@pytest.mark.skipif(not FIDELITY.exists(), reason="needs the research recordings beside the repo")
+def test_wire_shapes_match_the_recordings() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(FIDELITY), str(ROOT), "--min-share", "1.0"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -162,13 +162,14 @@ def _lint_quirks(root: Path, cases: list[Case]) -> list[str]:
 def check_corpus(root: Path) -> list[str]:
     """Every problem with the corpus at ``root``, one line each."""
     version, cases, problems = scan(root)
+    loaded = not problems
     sections = _semantics_sections()
     for case in cases:
         problems.extend(_lint_case(case, sections))
     problems.extend(_lint_quirks(root, cases))
-    if cases and not problems:
-        # The manifest is checked once the cases load: a broken case file is
-        # one problem, not also a digest mismatch.
+    if cases and loaded:
+        # The manifest is checked once every case loads: a broken case file
+        # is one problem, not also a digest mismatch.
         problems.extend(_lint_manifest(root, version, cases))
     return problems
 
