@@ -205,3 +205,18 @@ def test_async_reads_count_the_same() -> None:
         return [(chunk, response.bytes_delivered) async for chunk in response.aiter_bytes()]
 
     assert asyncio.run(collect()) == [(b"ab", 2), (b"c", 3)]
+
+
+def test_the_templates_speak_the_protocol() -> None:
+    templates = Path(__file__).parent.parent / "adapters" / "templates"
+    for spec in (
+        f"cmd:{sys.executable} {templates / 'protocol_adapter.py'}",
+        str(templates / "inprocess_adapter.py"),
+    ):
+        engine = Engine(spec)
+        try:
+            assert engine.process.name == "my-parser"
+            result = engine.run(BY_ID["generic/http-429-json"], "whole")
+            assert result.verdict is Verdict.SKIP  # the template claims only what it has
+        finally:
+            engine.close()
