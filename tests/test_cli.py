@@ -326,3 +326,32 @@ def test_list_and_run_one_provider(tmp_path: Path) -> None:
     assert {r["case"] for r in json.loads(out.read_text())["results"]} == set(ids)
     unknown = streamproof("list", "--provider", "nobody")
     assert unknown.returncode == 2 and "no case of provider" in unknown.stderr
+
+
+def test_baseline_is_the_same_bytes_when_nothing_changed(tmp_path: Path) -> None:
+    files = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"baseline{jobs}.json"
+        streamproof(
+            "run",
+            "--adapter",
+            ADAPTERS / "naive_lines.py",
+            "--transport",
+            "whole,random",
+            "--seed",
+            "9",
+            "--jobs",
+            jobs,
+            "--case",
+            "sse-spec/*",
+            "--baseline",
+            out,
+        )
+        files.append(out.read_bytes())
+    assert files[0] == files[1]
+    document = json.loads(files[0])
+    assert set(document) == {"adapter", "corpus", "transports", "seed", "summary", "results"}
+    assert all(
+        set(r) <= {"case", "transport", "verdict", "first_divergence"} for r in document["results"]
+    )
+    assert any(r["verdict"] == "fail" and r["first_divergence"] for r in document["results"])

@@ -88,6 +88,12 @@ def _parser() -> argparse.ArgumentParser:
         help="known failures: listed failures are xfail, listed passes xpass",
     )
     run.add_argument("--json", type=Path, metavar="FILE", help="write results JSON here")
+    run.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="write the verdicts alone (no timings or dates) here, for diffs",
+    )
     run.add_argument("--html", type=Path, metavar="FILE", help="write a pytest-html report here")
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     _corpus_option(run)
@@ -159,6 +165,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             expect=args.expect,
             json=args.json,
+            baseline=args.baseline,
             html=Path(DEFAULT_REPORT) if default_report else args.html,
             junit=args.junit,
         )

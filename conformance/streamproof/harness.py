@@ -43,6 +43,7 @@ class RunOptions:
     html: Path | None = None
     junit: Path | None = None
     json: Path | None = None
+    baseline: Path | None = None
 
 
 class _Observer:

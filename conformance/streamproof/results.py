@@ -15,7 +15,15 @@ from .corpus import Corpus
 from .runner import Result, Verdict
 from .schemas import schema_errors
 
-__all__ = ["SEVERITIES", "exit_status", "results_document", "summarize", "write_json"]
+__all__ = [
+    "SEVERITIES",
+    "baseline_document",
+    "exit_status",
+    "results_document",
+    "summarize",
+    "write_baseline",
+    "write_json",
+]
 
 SEVERITIES = ("must", "should", "may")
 _FAILING = frozenset({Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS})
@@ -76,3 +84,44 @@ def write_json(document: dict[str, Any], path: Path) -> None:
     if problem:  # our own bug: never write a file that breaks the contract
         raise ValueError(f"results document does not match its schema: {problem}")
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def baseline_document(
+    results: list[Result],
+    *,
+    corpus: Corpus,
+    adapter: dict[str, Any],
+    transports: list[str],
+    seed: int,
+) -> dict[str, Any]:
+    """The run reduced to what must not change unless a verdict changes.
+
+    No timings, dates or platform: regenerating it from the same adapter,
+    corpus and seed gives the same bytes, so a diff shows only real changes.
+    """
+    return {
+        "adapter": {"name": adapter["name"], "version": adapter["version"]},
+        "corpus": {"version": corpus.version, "sha256": corpus.sha256},
+        "transports": transports,
+        "seed": seed,
+        "summary": {k: v for k, v in summarize(results).items()},
+        "results": [
+            {
+                "case": r.case.id,
+                "transport": r.transport,
+                "verdict": r.verdict.value,
+                **({"first_divergence": r.first_divergence} if r.first_divergence else {}),
+            }
+            for r in results
+        ],
+    }
+
+
+def write_baseline(document: dict[str, Any], path: Path) -> None:
+    """JSON with one result per line: small, and a diff shows one line per change."""
+    head = {k: v for k, v in document.items() if k != "results"}
+    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in document["results"]]
+    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
+    text += ',\n "results": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
+    json.loads(text)  # it must stay one JSON document
+    path.write_text(text, encoding="utf-8")

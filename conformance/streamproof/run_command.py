@@ -10,7 +10,13 @@ from .corpus import load_corpus
 from .expectations import load_expectations
 from .harness import RunOptions, run_through_pytest
 from .process import AdapterProcess
-from .results import exit_status, results_document, write_json
+from .results import (
+    baseline_document,
+    exit_status,
+    results_document,
+    write_baseline,
+    write_json,
+)
 from .runner import plan, select
 from .terminal import print_summary
 
@@ -65,6 +71,14 @@ def execute_run(request: RunOptions) -> int:
             request.json,
         )
         print(f"results: {request.json}")
+    if request.baseline:
+        write_baseline(
+            baseline_document(
+                results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
+            ),
+            request.baseline,
+        )
+        print(f"baseline: {request.baseline}")
     for label, path in (("report", request.html), ("junit", request.junit)):
         if path:
             print(f"{label}: {path}")
