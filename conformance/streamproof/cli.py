@@ -19,6 +19,7 @@ from .corpus import Corpus, CorpusError, default_root, load_corpus
 from .display import wire_view
 from .harness import RunOptions
 from .linting import check_corpus, write_manifest
+from .matrix import MatrixError, write_matrix
 from .quirks import load_quirks, readme_with_tables, tables
 from .results import SEVERITIES
 from .run_command import DEFAULT_REPORT, RunError, execute_run
@@ -123,6 +124,23 @@ def _parser() -> argparse.ArgumentParser:
         help="write them into corpus/README.md between their markers",
     )
     _corpus_option(quirks)
+    report = sub.add_parser("report", help="one HTML matrix of several adapters' results files")
+    report.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS",
+        help="results files written by 'run --json', one per adapter",
+    )
+    report.add_argument(
+        "--output",
+        "--out",
+        type=Path,
+        default=Path("streamproof-matrix.html"),
+        metavar="FILE",
+        help="where to write it (default: streamproof-matrix.html)",
+    )
+    _corpus_option(report)
     return parser
 
 
@@ -262,6 +280,16 @@ def cmd_quirks(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    corpus = _load(args)
+    try:
+        write_matrix(args.results, args.output, corpus)
+    except MatrixError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"matrix: {args.output} ({len(args.results)} results files, corpus {corpus.version})")
+    return 0
+
+
 _COMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
@@ -269,6 +297,7 @@ _COMMANDS = {
     "validate": cmd_validate,
     "manifest": cmd_manifest,
     "quirks": cmd_quirks,
+    "report": cmd_report,
 }
 
 
