@@ -126,7 +126,9 @@ def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
             }
         ],
         "usage": usage_out,
-        "id": meta.get("id") or message.id,
+        # The response's id as LangChain keeps it (invoke: response_metadata);
+        # message.id is LangChain's own run id, not the provider's.
+        "id": meta.get("id"),
         "model": meta.get("model_name"),
     }
 
