@@ -112,11 +112,15 @@ class Adapter:
 
 
 def builtin_names() -> list[str]:
-    return sorted(
+    """Python adapter files under adapters/, and the Node adapters."""
+    from .nodejs import BUILTIN  # imported here: nodejs builds on this module
+
+    python = {
         p.stem.replace("_", "-")
         for p in data_path("adapters").glob("*.py")
         if not p.name.startswith("_")
-    )
+    }
+    return sorted(python | set(BUILTIN))
 
 
 def _module_from_file(path: Path) -> ModuleType:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import nodejs
 from .__about__ import __version__
 from .adapter import AdapterError
 from .chunking import TRANSPORTS, boundaries, parse_transports
@@ -141,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
         help="where to write it (default: streamproof-matrix.html)",
     )
     _corpus_option(report)
+    sub.add_parser("setup-node", help="install the Node runtime and libraries of the Node adapters")
     return parser
 
 
@@ -290,6 +292,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_setup_node(args: argparse.Namespace) -> int:
+    cache = nodejs.cache_dir()
+    nodejs.install(cache)
+    print(f"node adapters ready in {cache} (runtime {nodejs.node_binary(cache)})")
+    return 0
+
+
 _COMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
@@ -298,6 +307,7 @@ _COMMANDS = {
     "manifest": cmd_manifest,
     "quirks": cmd_quirks,
     "report": cmd_report,
+    "setup-node": cmd_setup_node,
 }
 
 

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from . import nodejs
 from .adapter import CAPABILITIES, AdapterError
 
 __all__ = ["AdapterProcess", "Reply", "process_for"]
@@ -57,6 +58,9 @@ def process_for(spec: str) -> list[str]:
         if not argv:
             raise AdapterError("cmd: needs a command, e.g. cmd:node adapter.mjs")
         return argv
+    node = nodejs.command_for(spec)  # a built-in Node adapter, run by the cached runtime
+    if node is not None:
+        return node
     return [sys.executable, "-m", "streamproof.worker", spec]
 
 

@@ -1,0 +1,143 @@
+// Adapter "node-openai": the official OpenAI Node SDK (the `openai` package).
+//
+// The case reaches the SDK through its documented `fetch` option, so its own
+// SSE decoder, stream class and error mapping read the case's bytes read by
+// read. Streams go through chat.completions.create({...request, stream: true})
+// iterated with for await, as the SDK's README shows; bodies through
+// chat.completions.create(request). The SDK hands out chunks and leaves
+// accumulating them to the application: `Answer` below is that application
+// code, kept to the fields the SDK's ChatCompletionChunk type declares.
+//
+// Errors translated, as the README documents them: OpenAI.APIError and its
+// subclasses (an HTTP error status, or an error event or error object inside
+// a stream), with what arrived before. Anything else escapes and is a crash.
+// The SDK does not say whether a stream ended cleanly (no `truncation`), and
+// its types carry no reasoning field (no `reasoning`).
+
+import { replayFetch, serve } from './protocol.mjs';
+import OpenAI from 'openai';
+import { VERSION } from 'openai/version';
+
+const BASE_URL = 'http://streamproof.invalid/v1';
+
+class Answer {
+  choices = new Map();
+  usage = null;
+  id = null;
+  model = null;
+  deltas = [];
+
+  choice(index) {
+    if (!this.choices.has(index)) {
+      const calls = new Map();
+      this.choices.set(index, { role: null, content: '', refusal: '', finish_reason: null, calls });
+    }
+    return this.choices.get(index);
+  }
+
+  add(chunk, bytesDelivered) {
+    this.id ||= chunk.id || null;
+    this.model ||= chunk.model || null;
+    if (chunk.usage) this.usage = chunk.usage;
+    for (const { index, delta, finish_reason } of chunk.choices ?? []) {
+      const state = this.choice(index);
+      if (delta?.role) state.role = delta.role;
+      if (delta?.content) {
+        state.content += delta.content;
+        this.deltas.push({ choice: index, content: delta.content, at_byte: bytesDelivered });
+      }
+      if (delta?.refusal) state.refusal += delta.refusal;
+      for (const call of delta?.tool_calls ?? []) {
+        if (!state.calls.has(call.index)) {
+          const function_ = { name: null, arguments: '' };
+          state.calls.set(call.index, { id: null, type: null, function: function_ });
+        }
+        const known = state.calls.get(call.index);
+        known.id ||= call.id || null;
+        known.type ||= call.type || null;
+        known.function.name ||= call.function?.name || null;
+        known.function.arguments += call.function?.arguments ?? '';
+      }
+      if (finish_reason) state.finish_reason = finish_reason;
+    }
+  }
+
+  outcome(status) {
+    const choices = [...this.choices.keys()].sort((a, b) => a - b).map((index) => {
+      const { calls, ...choice } = this.choices.get(index);
+      const keys = [...calls.keys()].sort((a, b) => a - b);
+      // The index each call was keyed by; one the provider left out keys them all as one.
+      const toolCalls = keys.map((key, i) => ({
+        index: Number.isInteger(key) ? key : i,
+        ...calls.get(key),
+      }));
+      return { index, ...choice, tool_calls: toolCalls };
+    });
+    const { usage, id, model, deltas } = this;
+    return { status, choices, usage, id, model, deltas };
+  }
+}
+
+function fromCompletion(completion) {
+  const choices = (completion.choices ?? []).map(({ index, message, finish_reason }) => ({
+    index,
+    role: message?.role ?? null,
+    content: message?.content ?? null,
+    refusal: message?.refusal ?? null,
+    finish_reason: finish_reason ?? null,
+    tool_calls: (message?.tool_calls ?? []).map((call, i) => ({
+      index: i,
+      id: call.id ?? null,
+      type: call.type ?? null,
+      function: { name: call.function?.name ?? null, arguments: call.function?.arguments ?? null },
+    })),
+  }));
+  const { usage = null, id = null, model = null } = completion;
+  return { status: 'complete', choices, usage, id, model };
+}
+
+function failed(error, answer) {
+  const code = error.code;
+  return {
+    ...(answer ? answer.outcome('error') : { status: 'error', choices: [] }),
+    error: {
+      message: error.message,
+      type: typeof error.type === 'string' ? error.type : null,
+      code: typeof code === 'string' || Number.isInteger(code) ? code : null,
+      http_status: error.status ?? null,
+    },
+  };
+}
+
+async function parse(response) {
+  const client = new OpenAI({
+    apiKey: 'streamproof',
+    baseURL: BASE_URL,
+    fetch: replayFetch(response),
+    maxRetries: 0,
+  });
+  const request = { model: 'model', messages: [], ...response.request };
+  let answer = null;
+  try {
+    if (request.stream !== true) {
+      return fromCompletion(await client.chat.completions.create(request));
+    }
+    answer = new Answer();
+    const stream = await client.chat.completions.create({ ...request, stream: true });
+    for await (const chunk of stream) answer.add(chunk, response.bytesDelivered);
+    return answer.outcome('complete');
+  } catch (error) {
+    if (error instanceof OpenAI.APIError) return failed(error, answer);
+    throw error;
+  }
+}
+
+serve({
+  name: 'node-openai',
+  version: VERSION,
+  capabilities: [
+    'content', 'role', 'finish_reason', 'usage', 'tool_calls', 'refusal', 'multiple_choices',
+    'stream_error', 'http_error', 'non_streaming', 'metadata', 'incremental',
+  ],
+  parse,
+});
