@@ -19,6 +19,9 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download at import
 os.environ.setdefault("LITELLM_TELEMETRY", "False")
+# LiteLLM counts tokens with a Hugging Face tokenizer for unknown model names
+# and would try to download it: an application with no network says offline.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 try:
     import httpx

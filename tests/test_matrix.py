@@ -305,3 +305,40 @@ def test_report_command(results: list[Path], tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"streamproof: {bad}: not a results file: ")
     assert proc.stderr.count("\n") == 1
+
+
+def test_a_matrix_can_be_built_from_baselines(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from streamproof.corpus import load_corpus
+    from streamproof.matrix import write_matrix
+
+    baseline = tmp_path / "naive.json"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streamproof",
+            "run",
+            "--adapter",
+            str(Path(__file__).parent / "adapters" / "naive_lines.py"),
+            "--transport",
+            "whole",
+            "--case",
+            "sse-spec/cr-line-endings",
+            "--case",
+            "generic/text-split-per-token",
+            "--baseline",
+            str(baseline),
+        ],
+        capture_output=True,
+        check=False,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    out = tmp_path / "matrix.html"
+    write_matrix([baseline], out, load_corpus())
+    html = out.read_text(encoding="utf-8")
+    assert "naive-lines" in html
+    assert "sse-spec/cr-line-endings" in html

@@ -49,10 +49,47 @@ def load_results(path: Path) -> dict[str, Any]:
         raise MatrixError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise MatrixError(f"{path}: not a results file: not valid JSON: {exc}") from None
+    if isinstance(document, dict) and "tool" not in document and "transports" in document:
+        document = _from_baseline(document)
     problem = schema_errors("results", document)
     if problem:
         raise MatrixError(f"{path}: not a results file: {_cut(problem)}")
     return dict(document)
+
+
+def _from_baseline(baseline: dict[str, Any]) -> dict[str, Any]:
+    """A normalised baseline (``run --baseline``) read as a results file.
+
+    It keeps verdicts and first divergences only: no timings, date or
+    platform, and the first divergence stands in for the mismatches.
+    """
+    digests = baseline.get("expected_sha256", {})
+    results = [
+        {
+            "case": r["case"],
+            "transport": r["transport"],
+            "verdict": r["verdict"],
+            "severity": "may",
+            "expected_sha256": digests.get(r["case"], "0" * 64),
+            "mismatches": [],
+            "seconds": 0,
+            "message": r.get("first_divergence", ""),
+        }
+        for r in baseline.get("results", [])
+    ]
+    return {
+        "tool": {"version": "baseline"},
+        "corpus": baseline.get("corpus"),
+        "adapter": {**baseline.get("adapter", {}), "capabilities": []},
+        "run": {
+            "transports": baseline.get("transports"),
+            "seed": baseline.get("seed"),
+            "date": "(baseline)",
+            "platform": "(baseline)",
+        },
+        "summary": baseline.get("summary"),
+        "results": results,
+    }
 
 
 @dataclass(frozen=True)

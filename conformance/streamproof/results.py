@@ -104,7 +104,10 @@ def baseline_document(
         "corpus": {"version": corpus.version, "sha256": corpus.sha256},
         "transports": transports,
         "seed": seed,
-        "summary": {k: v for k, v in summarize(results).items()},
+        "summary": dict(summarize(results)),
+        # What each case expected, so a later run can tell a changed
+        # expectation from a changed parser.
+        "expected_sha256": {r.case.id: r.case.expected_sha256 for r in results},
         "results": [
             {
                 "case": r.case.id,
