@@ -350,7 +350,15 @@ def test_baseline_is_the_same_bytes_when_nothing_changed(tmp_path: Path) -> None
         files.append(out.read_bytes())
     assert files[0] == files[1]
     document = json.loads(files[0])
-    assert set(document) == {"adapter", "corpus", "transports", "seed", "summary", "results"}
+    assert set(document) == {
+        "adapter",
+        "corpus",
+        "transports",
+        "seed",
+        "summary",
+        "expected_sha256",
+        "results",
+    }
     assert all(
         set(r) <= {"case", "transport", "verdict", "first_divergence"} for r in document["results"]
     )
