@@ -107,8 +107,8 @@ def _outcome(result: Any, status: str = "complete") -> dict[str, Any]:
     }
 
 
-def parse(response: Any) -> dict[str, Any]:
-    request = dict(response.request)
+def _drive(request: dict[str, Any], base_url: str, client: Any, response: Any) -> dict[str, Any]:
+    request = dict(request)
     model = request.pop("model", "model")
     messages = request.pop("messages", [])
     stream = request.pop("stream", False) is True
@@ -119,10 +119,10 @@ def parse(response: Any) -> dict[str, Any]:
             model=f"openai/{model}",
             messages=messages,
             stream=stream,
-            api_base=BASE_URL,
+            api_base=base_url,
             api_key="streamproof",
             max_retries=0,
-            client=_client(response),
+            client=client,
             **request,
         )
         if not stream:
@@ -130,7 +130,7 @@ def parse(response: Any) -> dict[str, Any]:
         for chunk in result:
             chunks.append(chunk)
             for choice in chunk.choices:
-                if choice.delta.content:
+                if choice.delta.content and response is not None:
                     deltas.append(
                         {
                             "choice": choice.index,
@@ -149,3 +149,12 @@ def parse(response: Any) -> dict[str, Any]:
                 outcome = _outcome(built, "error")
         outcome["error"] = {"message": str(exc), "http_status": getattr(exc, "status_code", None)}
         return {**outcome, "deltas": deltas}
+
+
+def parse(response: Any) -> dict[str, Any]:
+    return _drive(response.request, BASE_URL, _client(response), response)
+
+
+def call(base_url: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Over real HTTP: LiteLLM's own client against streamproof's server."""
+    return _drive(request, base_url, None, None)

@@ -145,6 +145,8 @@ def _error(
 
 def _record(chunk: Any, response: Any, deltas: list[dict[str, Any]]) -> None:
     """What an application shows as it streams: each chunk's ``delta.content``."""
+    if response is None:  # over real HTTP nobody counts the bytes: no deltas
+        return
     for choice in chunk.choices:
         if choice.delta.content:
             deltas.append(
@@ -156,20 +158,13 @@ def _record(chunk: Any, response: Any, deltas: list[dict[str, Any]]) -> None:
             )
 
 
-def parse(response: Any) -> dict[str, Any]:
-    client = openai.OpenAI(
-        api_key="streamproof",
-        base_url=BASE_URL,
-        max_retries=0,
-        http_client=httpx.Client(transport=_Replay(response)),
-    )
+def _drive(client: openai.OpenAI, request: dict[str, Any], response: Any) -> dict[str, Any]:
     state, deltas = None, []
     try:
-        if response.request.get("stream") is not True:
-            return _outcome(client.chat.completions.create(**_arguments(response.request)))
+        if request.get("stream") is not True:
+            return _outcome(client.chat.completions.create(**_arguments(request)))
         state = ChatCompletionStreamState()
-        stream = client.chat.completions.create(**_arguments(response.request), stream=True)
-        for chunk in stream:
+        for chunk in client.chat.completions.create(**_arguments(request), stream=True):
             state.handle_chunk(chunk)
             _record(chunk, response, deltas)
         return {**_outcome(state.current_completion_snapshot), "deltas": deltas}
@@ -179,19 +174,15 @@ def parse(response: Any) -> dict[str, Any]:
         client.close()
 
 
-async def parse_async(response: Any) -> dict[str, Any]:
-    client = openai.AsyncOpenAI(
-        api_key="streamproof",
-        base_url=BASE_URL,
-        max_retries=0,
-        http_client=httpx.AsyncClient(transport=_Replay(response)),
-    )
+async def _adrive(
+    client: openai.AsyncOpenAI, request: dict[str, Any], response: Any
+) -> dict[str, Any]:
     state, deltas = None, []
     try:
-        if response.request.get("stream") is not True:
-            return _outcome(await client.chat.completions.create(**_arguments(response.request)))
+        if request.get("stream") is not True:
+            return _outcome(await client.chat.completions.create(**_arguments(request)))
         state = ChatCompletionStreamState()
-        stream = await client.chat.completions.create(**_arguments(response.request), stream=True)
+        stream = await client.chat.completions.create(**_arguments(request), stream=True)
         async for chunk in stream:
             state.handle_chunk(chunk)
             _record(chunk, response, deltas)
@@ -200,3 +191,30 @@ async def parse_async(response: Any) -> dict[str, Any]:
         return _error(exc, state, deltas)
     finally:
         await client.close()
+
+
+def parse(response: Any) -> dict[str, Any]:
+    http = httpx.Client(transport=_Replay(response))
+    client = openai.OpenAI(
+        api_key="streamproof", base_url=BASE_URL, max_retries=0, http_client=http
+    )
+    return _drive(client, response.request, response)
+
+
+async def parse_async(response: Any) -> dict[str, Any]:
+    http = httpx.AsyncClient(transport=_Replay(response))
+    client = openai.AsyncOpenAI(
+        api_key="streamproof", base_url=BASE_URL, max_retries=0, http_client=http
+    )
+    return await _adrive(client, response.request, response)
+
+
+def call(base_url: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Over real HTTP: the SDK's own httpx client against streamproof's server."""
+    client = openai.OpenAI(api_key="streamproof", base_url=base_url, max_retries=0)
+    return _drive(client, request, None)
+
+
+async def call_async(base_url: str, request: dict[str, Any]) -> dict[str, Any]:
+    client = openai.AsyncOpenAI(api_key="streamproof", base_url=base_url, max_retries=0)
+    return await _adrive(client, request, None)

@@ -20,3 +20,4 @@ NAME = "openai-python-async"
 VERSION = _shared.VERSION
 CAPABILITIES = _shared.CAPABILITIES
 parse = _shared.parse_async
+call = _shared.call_async

@@ -363,3 +363,38 @@ def test_baseline_is_the_same_bytes_when_nothing_changed(tmp_path: Path) -> None
         set(r) <= {"case", "transport", "verdict", "first_divergence"} for r in document["results"]
     )
     assert any(r["verdict"] == "fail" and r["first_divergence"] for r in document["results"])
+
+
+def test_http_runs_match_in_process_runs(tmp_path: Path) -> None:
+    pytest.importorskip(
+        "openai", reason="needs the openai extra: pip install 'streamproof[openai]'"
+    )
+    verdicts = []
+    for extra in ([], ["--http"]):
+        out = tmp_path / f"out{len(extra)}.json"
+        proc = streamproof(
+            "run",
+            "--adapter",
+            "openai-python",
+            "--transport",
+            "whole,lines",
+            "--case",
+            "generic/*",
+            *extra,
+            "--json",
+            out,
+        )
+        assert proc.returncode in (0, 1), proc.stderr
+        verdicts.append(
+            {
+                (r["case"], r["transport"]): r["verdict"]
+                for r in json.loads(out.read_text())["results"]
+            }
+        )
+    assert verdicts[0] == verdicts[1]
+
+
+def test_http_needs_an_adapter_with_call() -> None:
+    proc = streamproof("run", "--adapter", "reference", "--http", "--transport", "whole")
+    assert proc.returncode == 2
+    assert "--http is not applicable" in proc.stderr

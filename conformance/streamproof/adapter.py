@@ -103,12 +103,21 @@ class Adapter:
     version: str
     capabilities: frozenset[str]
     parse: Callable[[ReplayResponse], Any]
+    call: Callable[[str, dict[str, Any]], Any] | None = None
 
     def run(self, response: ReplayResponse) -> Any:
         """Call ``parse`` (sync or async) and return what it returned."""
         if inspect.iscoroutinefunction(self.parse):
             return asyncio.run(self.parse(response))
         return self.parse(response)
+
+    def run_call(self, base_url: str, request: dict[str, Any]) -> Any:
+        """Call ``call`` (sync or async): a real client against ``base_url``."""
+        if self.call is None:
+            raise AdapterError(f"{self.spec}: defines no call(base_url, request)")
+        if inspect.iscoroutinefunction(self.call):
+            return asyncio.run(self.call(base_url, request))
+        return self.call(base_url, request)
 
 
 def builtin_names() -> list[str]:
@@ -167,8 +176,11 @@ def load_adapter(spec: str) -> Adapter:
     except Exception as exc:  # the adapter's own import-time failure
         raise AdapterError(f"{spec}: failed while loading: {type(exc).__name__}: {exc}") from None
     parse = getattr(module, "parse", None)
+    call = getattr(module, "call", None)
     if not callable(parse):
         raise AdapterError(f"{spec}: defines no parse(response) function")
+    if call is not None and not callable(call):
+        raise AdapterError(f"{spec}: call is not a function")
     declared = getattr(module, "CAPABILITIES", CAPABILITIES)
     capabilities = frozenset(declared)
     unknown = sorted(capabilities - CAPABILITIES)
@@ -180,4 +192,5 @@ def load_adapter(spec: str) -> Adapter:
         version=str(getattr(module, "VERSION", "unknown")),
         capabilities=capabilities,
         parse=parse,
+        call=call,
     )

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import nodejs
+from . import nodejs, serve
 from .__about__ import __version__
 from .adapter import AdapterError
 from .chunking import TRANSPORTS, boundaries, parse_transports
@@ -22,7 +22,9 @@ from .harness import RunOptions
 from .linting import check_corpus, write_manifest
 from .matrix import MatrixError, write_matrix
 from .quirks import load_quirks, readme_with_tables, tables
+from .record import add_record_arguments, record_main
 from .results import SEVERITIES
+from .review import add_review_arguments, awaiting_review, review_main
 from .run_command import DEFAULT_REPORT, RunError, execute_run
 
 __all__ = ["main"]
@@ -84,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
         help="run N adapter processes in parallel (default: 1)",
     )
     run.add_argument(
+        "--http",
+        action="store_true",
+        help="score the adapter's call(base_url, request) over real HTTP (replay server)",
+    )
+    run.add_argument(
         "--expect",
         type=Path,
         metavar="FILE",
@@ -143,6 +150,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _corpus_option(report)
     sub.add_parser("setup-node", help="install the Node runtime and libraries of the Node adapters")
+    srv = sub.add_parser("serve", help="replay the corpus over HTTP for real clients")
+    serve.add_arguments(srv)  # it brings its own --corpus
+    record = sub.add_parser("record", help="capture one live response as a case awaiting review")
+    add_record_arguments(record)
+    review = sub.add_parser("review", help="check a recorded case field by field, then accept it")
+    add_review_arguments(review)
     return parser
 
 
@@ -186,6 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             expect=args.expect,
             json=args.json,
             baseline=args.baseline,
+            http=args.http,
             html=Path(DEFAULT_REPORT) if default_report else args.html,
             junit=args.junit,
         )
@@ -246,6 +260,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{len(problems)} problem(s) in {root}", file=sys.stderr)
         return 2
     corpus = load_corpus(root)
+    for case in awaiting_review(corpus.cases):
+        print(f"{case.id}: recorded, awaits review (streamproof review {case.id})")
     print(f"ok: {len(corpus.cases)} cases, corpus {corpus.version} (sha256 {corpus.sha256})")
     return 0
 
@@ -308,6 +324,9 @@ _COMMANDS = {
     "quirks": cmd_quirks,
     "report": cmd_report,
     "setup-node": cmd_setup_node,
+    "serve": serve.main,
+    "record": record_main,
+    "review": review_main,
 }
 
 

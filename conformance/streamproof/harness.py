@@ -44,6 +44,7 @@ class RunOptions:
     junit: Path | None = None
     json: Path | None = None
     baseline: Path | None = None
+    http: bool = False
 
 
 class _Observer:
@@ -112,6 +113,8 @@ def _arguments(options: RunOptions, folder: Path) -> list[str]:
         args += ["--streamproof-expect", str(options.expect)]
     if options.timeout:
         args += ["--streamproof-timeout", str(options.timeout)]
+    if options.http:
+        args += ["--streamproof-http"]
     if options.jobs > 1:
         args += ["-n", str(options.jobs)]
     if options.html:

@@ -65,6 +65,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seed of the random transport (default: new each session)",
     )
     group.addoption(
+        "--streamproof-http",
+        action="store_true",
+        help="score the adapter's call(base_url, request) over real HTTP against a replay "
+        "server on 127.0.0.1",
+    )
+    group.addoption(
         "--streamproof-fail-on",
         choices=SEVERITIES,
         default="may",
@@ -120,14 +126,26 @@ class StreamproofSession:
         self.results: list[Result] = []
         self.adapter_name = self.spec
         self._engine: Engine | None = None
+        self._server: Any = None  # the replay server of --streamproof-http
 
     # -- engine -----------------------------------------------------------
 
     def engine(self) -> Engine:
         if self._engine is None:
+            http = None
+            if self.config.getoption("streamproof_http"):
+                from .serve import ReplayServer  # the server's library loads only when asked
+
+                self._server = ReplayServer(self.corpus, seed=self.seed)
+                self._server.start()
+                http = self._server.case_base_url
             try:
                 self._engine = Engine(
-                    self.spec, seed=self.seed, timeout=self.timeout, expectations=self.expectations
+                    self.spec,
+                    seed=self.seed,
+                    timeout=self.timeout,
+                    expectations=self.expectations,
+                    http=http,
                 )
             except AdapterError as exc:
                 pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
@@ -137,6 +155,9 @@ class StreamproofSession:
         if self._engine is not None:
             self._engine.close()
             self._engine = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -17,6 +17,7 @@ from .results import (
     write_baseline,
     write_json,
 )
+from .review import awaiting_notice, awaiting_review
 from .runner import plan, select
 from .terminal import print_summary
 
@@ -35,6 +36,9 @@ def execute_run(request: RunOptions) -> int:
     if request.expect:
         load_expectations(request.expect, {c.id for c in corpus.cases})
     cases = select(corpus.cases, request.cases)
+    waiting = awaiting_review(corpus.cases, request.cases)
+    if not cases and waiting:
+        raise RunError(f"nothing to run: {awaiting_notice(len(waiting))}")
     if not cases:
         raise RunError(f"--case {' '.join(request.cases)!r} matches no case")
     # Start the adapter once up front: a broken adapter is one line and exit 2
@@ -42,6 +46,11 @@ def execute_run(request: RunOptions) -> int:
     probe = AdapterProcess(request.spec)
     probe.start()
     probe.close()
+    if request.http and not probe.supports_call:
+        raise RunError(
+            f"{request.spec}: defines no call(base_url, request), so it cannot be "
+            "scored over HTTP (--http is not applicable)"
+        )
     seed = request.seed if request.seed is not None else random.randrange(2**31)
     work = plan(cases, request.transports)
     options = replace(request, seed=seed, corpus=corpus.root)
@@ -61,6 +70,8 @@ def execute_run(request: RunOptions) -> int:
         "capabilities": sorted(probe.capabilities),
     }
     print_summary(results, f"{probe.name} {probe.version}", corpus.version, sys.stdout)
+    if waiting:
+        print(awaiting_notice(len(waiting)))
     if "random" in request.transports:
         print(f"random transport seed {seed} (rerun with --seed {seed})")
     if request.json:

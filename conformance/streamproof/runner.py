@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .adapter import AdapterError
 from .chunking import boundaries
 from .comparison import Divergence, best_alternative
 from .corpus import Case
@@ -119,12 +120,20 @@ class Engine:
         seed: int = 0,
         timeout: float | None = None,
         expectations: Expectations | None = None,
+        http: Callable[[str, str], str] | None = None,
     ) -> None:
         self.seed = seed
         self.timeout = timeout
         self.expectations = expectations
+        self.http = http  # over real HTTP: the base URL that replays (case id, transport)
         self.process = AdapterProcess(spec)
         self.process.start()
+        if http is not None and not self.process.supports_call:
+            self.process.close()
+            raise AdapterError(
+                f"{spec}: defines no call(base_url, request), so it cannot "
+                "be scored over HTTP (--http is not applicable)"
+            )
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -144,9 +153,16 @@ class Engine:
                 case, transport, Verdict.SKIP, message=f"adapter lacks {', '.join(sorted(missing))}"
             )
         ends = boundaries(case.body, transport, seed=self.seed, case_dir=case.dir)
-        message = run_message(
-            case.id, transport, case.status, case.headers, case.request, case.body, ends
-        )
+        if self.http is not None:
+            message = {
+                "cmd": "call",
+                "base_url": self.http(case.id, transport),
+                "request": case.request,
+            }
+        else:
+            message = run_message(
+                case.id, transport, case.status, case.headers, case.request, case.body, ends
+            )
         started = time.perf_counter()
         reply = self.process.run(message, self.timeout or default_timeout(case))
         seconds = time.perf_counter() - started
@@ -156,7 +172,9 @@ class Engine:
             return Result(case, transport, Verdict.TIMEOUT, message=reply.message, seconds=seconds)
         if reply.kind == "invalid":
             return Result(case, transport, Verdict.FAIL, message=reply.message, seconds=seconds)
-        return judge(case, transport, reply.outcome, seconds, ends)
+        # Incremental delivery is checked in-process only (CONTRACT §2): over a
+        # socket nobody knows how many bytes the client had read.
+        return judge(case, transport, reply.outcome, seconds, None if self.http else ends)
 
     def _expect(self, result: Result) -> Result:
         entry = self.expectations and self.expectations.find(result.case.id, result.transport)
@@ -197,8 +215,8 @@ def judge(
     mismatches = best_alternative(case.alternatives, outcome)
     if mismatches:
         return Result(case, transport, Verdict.FAIL, mismatches, seconds=seconds, outcome=outcome)
-    if "incremental" in case.requires:
-        late = check_deltas(case.body, ends or [len(case.body)], outcome.get("deltas"))
+    if "incremental" in case.requires and ends is not None:
+        late = check_deltas(case.body, ends, outcome.get("deltas"))
         if late:
             return Result(
                 case,

@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import IO, Any
 
 from .adapter import AdapterError, ReplayResponse, load_adapter
@@ -33,6 +34,19 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
+    """The reply to one case: its outcome, or why there is none."""
+    try:
+        outcome = produce()
+    except Exception as exc:  # the adapter's (or its client's) fault: a crash verdict
+        return {"seq": seq, "crash": _one_line(exc)}
+    try:
+        json.dumps(outcome)
+    except (TypeError, ValueError) as exc:
+        return {"seq": seq, "invalid": f"outcome is not JSON: {_one_line(exc)}"}
+    return {"seq": seq, "outcome": outcome}
+
+
 def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
     response = ReplayResponse(
         status=message["status"],
@@ -43,15 +57,13 @@ def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
         body=base64.b64decode(message["body"]),
         ends=message["boundaries"],
     )
-    try:
-        outcome = adapter.run(response)
-    except Exception as exc:  # the adapter's fault: a crash verdict
-        return {"seq": message["seq"], "crash": _one_line(exc)}
-    try:
-        json.dumps(outcome)
-    except (TypeError, ValueError) as exc:
-        return {"seq": message["seq"], "invalid": f"outcome is not JSON: {_one_line(exc)}"}
-    return {"seq": message["seq"], "outcome": outcome}
+    return _answer(message["seq"], lambda: adapter.run(response))
+
+
+def _call(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
+    return _answer(
+        message["seq"], lambda: adapter.run_call(message["base_url"], message["request"])
+    )
 
 
 def serve(spec: str, inp: IO[str], out: IO[str]) -> int:
@@ -72,11 +84,13 @@ def serve(spec: str, inp: IO[str], out: IO[str]) -> int:
                     "version": adapter.version,
                     "capabilities": sorted(adapter.capabilities),
                     "protocol": PROTOCOL,
-                    "call": False,
+                    "call": adapter.call is not None,
                 },
             )
         elif cmd == "run" and adapter is not None:
             _reply(out, _run(adapter, message))
+        elif cmd == "call" and adapter is not None and adapter.call is not None:
+            _reply(out, _call(adapter, message))
         elif cmd == "stop":
             return 0
         else:
