@@ -12,7 +12,8 @@
 // subclasses (an HTTP error status, or an error event or error object inside
 // a stream), with what arrived before. Anything else escapes and is a crash.
 // The SDK does not say whether a stream ended cleanly (no `truncation`), and
-// its types carry no reasoning field (no `reasoning`).
+// its types carry no reasoning field (no `reasoning`). call() (run --http): the same
+// client on its default fetch against the replay server; no `deltas` (no byte counts).
 
 import { replayFetch, serve } from './protocol.mjs';
 import OpenAI from 'openai';
@@ -109,14 +110,9 @@ function failed(error, answer) {
   };
 }
 
-async function parse(response) {
-  const client = new OpenAI({
-    apiKey: 'streamproof',
-    baseURL: BASE_URL,
-    fetch: replayFetch(response),
-    maxRetries: 0,
-  });
-  const request = { model: 'model', messages: [], ...response.request };
+async function drive(options, request, response) {
+  const client = new OpenAI({ apiKey: 'streamproof', maxRetries: 0, ...options });
+  request = { model: 'model', messages: [], ...request };
   let answer = null;
   try {
     if (request.stream !== true) {
@@ -124,12 +120,21 @@ async function parse(response) {
     }
     answer = new Answer();
     const stream = await client.chat.completions.create({ ...request, stream: true });
-    for await (const chunk of stream) answer.add(chunk, response.bytesDelivered);
+    for await (const chunk of stream) answer.add(chunk, response?.bytesDelivered ?? null);
     return answer.outcome('complete');
   } catch (error) {
     if (error instanceof OpenAI.APIError) return failed(error, answer);
     throw error;
   }
+}
+
+async function parse(response) {
+  return drive({ baseURL: BASE_URL, fetch: replayFetch(response) }, response.request, response);
+}
+
+async function call(baseUrl, request) {
+  const { deltas, ...outcome } = await drive({ baseURL: baseUrl }, request, null);
+  return outcome;
 }
 
 serve({
@@ -140,4 +145,5 @@ serve({
     'stream_error', 'http_error', 'non_streaming', 'metadata', 'incremental',
   ],
   parse,
+  call,
 });

@@ -1,8 +1,8 @@
 // The adapter side of streamproof's subprocess protocol (protocol 1), for Node.
 //
-// An adapter module calls serve({name, version, capabilities, parse}). The
-// harness writes one JSON object per line on stdin: {"cmd": "start"}, then a
-// {"cmd": "run", ...} per case, then {"cmd": "stop"}; every reply is one JSON
+// An adapter module calls serve({name, version, capabilities, parse[, call]}).
+// The harness writes one JSON object per line on stdin: {"cmd": "start"}, then
+// a {"cmd": "run", ...} per case, then {"cmd": "stop"}; every reply is one JSON
 // line on stdout. parse(response) gets the case as a fetch-like response:
 //
 //   status, headers (lower-case names), request, caseId, transport,
@@ -13,6 +13,11 @@
 // and returns an outcome object (schemas/outcome.schema.json). An exception
 // escaping parse, or a promise the library leaves rejected and unhandled
 // while the case runs, is a crash reply; the process keeps serving.
+//
+// An adapter may also export call(baseUrl, request): a real client run
+// against streamproof's replay server (`run --http`). serve() then announces
+// "call": true in the handshake and answers {"cmd": "call", "seq", "base_url",
+// "request"} by calling it, with the same reply shape (an exception is a crash).
 //
 // stdout carries the protocol only: whatever the adapter or a library prints
 // (console.log included) goes to stderr.
@@ -103,11 +108,12 @@ export function versionOf(name) {
   return JSON.parse(readFileSync(path, 'utf8')).version;
 }
 
-async function run(adapter, message) {
+/** One case: `produce()` gives the outcome (parse or call), or throws. */
+async function answer(message, produce) {
   faults = [];
   let result;
   try {
-    const outcome = await adapter.parse(replayResponse(message));
+    const outcome = await produce();
     await nextTurn(); // let what this case left unhandled surface now
     result = { seq: message.seq, outcome: outcome ?? null };
   } catch (error) {
@@ -136,10 +142,12 @@ export async function serve(adapter) {
         version: adapter.version,
         capabilities: [...adapter.capabilities].sort(),
         protocol: PROTOCOL,
-        call: false,
+        call: typeof adapter.call === 'function',
       });
     } else if (message.cmd === 'run') {
-      reply(await run(adapter, message));
+      reply(await answer(message, () => adapter.parse(replayResponse(message))));
+    } else if (message.cmd === 'call' && typeof adapter.call === 'function') {
+      reply(await answer(message, () => adapter.call(message.base_url, message.request)));
     } else if (message.cmd === 'stop') {
       process.exit(0);
     } else {
