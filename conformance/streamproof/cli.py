@@ -16,7 +16,9 @@ from . import nodejs, serve
 from .__about__ import __version__
 from .adapter import AdapterError
 from .chunking import TRANSPORTS, boundaries, parse_transports
+from .claims import add_verify_arguments, cmd_verify
 from .corpus import Corpus, CorpusError, default_root, load_corpus
+from .diffing import add_diff_arguments, cmd_diff
 from .display import wire_view
 from .harness import RunOptions
 from .linting import check_corpus, write_manifest
@@ -104,6 +106,12 @@ def _parser() -> argparse.ArgumentParser:
         help="write the verdicts alone (no timings or dates) here, for diffs",
     )
     run.add_argument("--html", type=Path, metavar="FILE", help="write a pytest-html report here")
+    run.add_argument(
+        "--write-expect",
+        type=Path,
+        metavar="FILE",
+        help="write today's failures here as a known-failures file for --expect",
+    )
     run.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     _corpus_option(run)
 
@@ -150,6 +158,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _corpus_option(report)
     sub.add_parser("setup-node", help="install the Node runtime and libraries of the Node adapters")
+    add_verify_arguments(sub.add_parser("verify", help="check a results file against its corpus"))
+    add_diff_arguments(sub.add_parser("diff", help="what changed between two runs"))
     srv = sub.add_parser("serve", help="replay the corpus over HTTP for real clients")
     serve.add_arguments(srv)  # it brings its own --corpus
     record = sub.add_parser("record", help="capture one live response as a case awaiting review")
@@ -202,6 +212,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             http=args.http,
             html=Path(DEFAULT_REPORT) if default_report else args.html,
             junit=args.junit,
+            write_expect=args.write_expect,
         )
     )
 
@@ -324,6 +335,8 @@ _COMMANDS = {
     "quirks": cmd_quirks,
     "report": cmd_report,
     "setup-node": cmd_setup_node,
+    "verify": cmd_verify,
+    "diff": cmd_diff,
     "serve": serve.main,
     "record": record_main,
     "review": review_main,

@@ -45,6 +45,7 @@ class RunOptions:
     json: Path | None = None
     baseline: Path | None = None
     http: bool = False
+    write_expect: Path | None = None
 
 
 class _Observer:

@@ -7,6 +7,7 @@ import sys
 from dataclasses import replace
 
 from .corpus import load_corpus
+from .expect_writer import write_expectations
 from .expectations import load_expectations
 from .harness import RunOptions, run_through_pytest
 from .process import AdapterProcess
@@ -74,14 +75,15 @@ def execute_run(request: RunOptions) -> int:
         print(awaiting_notice(len(waiting)))
     if "random" in request.transports:
         print(f"random transport seed {seed} (rerun with --seed {seed})")
+    document = results_document(
+        results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
+    )
     if request.json:
-        write_json(
-            results_document(
-                results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
-            ),
-            request.json,
-        )
+        write_json(document, request.json)
         print(f"results: {request.json}")
+    if request.write_expect:
+        written = write_expectations(document, request.write_expect)
+        print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
     if request.baseline:
         write_baseline(
             baseline_document(
