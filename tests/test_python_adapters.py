@@ -193,7 +193,8 @@ def usage_is_estimated(usage: Any) -> bool:
 def test_every_built_in_python_adapter_is_tested_here() -> None:
     files = data_path("adapters").glob("*.py")
     names = {p.stem.replace("_", "-") for p in files if not p.name.startswith("_")}
-    assert names == {*ALL, "reference"}
+    # The browser adapters run over HTTP only: tests/test_browser_adapters.py covers them.
+    assert names == {*ALL, "reference", "browser-reader", "browser-eventsource-parser"}
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import lint as lint_command
 from . import nodejs, serve
 from .__about__ import __version__
 from .adapter import AdapterError
@@ -23,6 +24,7 @@ from .display import wire_view
 from .harness import RunOptions
 from .linting import check_corpus, write_manifest
 from .matrix import MatrixError, write_matrix
+from .providers_report import write_provider_report
 from .quirks import load_quirks, readme_with_tables, tables
 from .record import add_record_arguments, record_main
 from .results import SEVERITIES
@@ -160,6 +162,17 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("setup-node", help="install the Node runtime and libraries of the Node adapters")
     add_verify_arguments(sub.add_parser("verify", help="check a results file against its corpus"))
     add_diff_arguments(sub.add_parser("diff", help="what changed between two runs"))
+    lint = sub.add_parser("lint", help="how far one response departs from the OpenAI reference")
+    lint_command.add_arguments(lint)  # it brings its own --corpus
+    providers = sub.add_parser("providers", help="lint every provider's cases into a report")
+    providers.add_argument(
+        "--output",
+        type=Path,
+        default=Path("reports/providers.html"),
+        metavar="FILE",
+        help="the HTML report; the JSON goes beside it",
+    )
+    _corpus_option(providers)
     srv = sub.add_parser("serve", help="replay the corpus over HTTP for real clients")
     serve.add_arguments(srv)  # it brings its own --corpus
     record = sub.add_parser("record", help="capture one live response as a case awaiting review")
@@ -326,6 +339,15 @@ def cmd_setup_node(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_providers(args: argparse.Namespace) -> int:
+    corpus = _load(args)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    json_path = args.output.with_suffix(".json")
+    write_provider_report(corpus, args.output, json_path)
+    print(f"provider report: {args.output} and {json_path}")
+    return 0
+
+
 _COMMANDS = {
     "run": cmd_run,
     "list": cmd_list,
@@ -338,6 +360,8 @@ _COMMANDS = {
     "verify": cmd_verify,
     "diff": cmd_diff,
     "serve": serve.main,
+    "lint": lint_command.main,
+    "providers": cmd_providers,
     "record": record_main,
     "review": review_main,
 }
