@@ -60,12 +60,22 @@ def parse(response: Any) -> dict[str, Any]:
                 if not reader.data(sse.data):
                     break
         except SSEError as exc:
-            # The body text as the response exposes it, unparsed.
-            body = source.response.read().decode("utf-8", errors="replace")
+            # The response httpx-sse exposes: its text, and its JSON the way an
+            # application reads an error body (``response.json()``), when it is JSON.
+            response_ = source.response
+            text = response_.read().decode("utf-8", errors="replace")
+            try:
+                body = response_.json()
+            except ValueError:
+                body = None
+            error = body.get("error") if isinstance(body, dict) else None
+            error = error if isinstance(error, dict) else {}
             outcome = reader.outcome("error")
             outcome["error"] = {
-                "message": f"{exc}: {body}",
-                "http_status": source.response.status_code,
+                "message": f"{exc}: {text}",
+                "type": error.get("type"),
+                "code": error.get("code"),
+                "http_status": response_.status_code,
             }
             return outcome
     return reader.outcome()

@@ -152,5 +152,13 @@ def parse(response: Any) -> dict[str, Any]:
         outcome = (
             _outcome(merged, "error") if merged is not None else {"status": "error", "choices": []}
         )
-        outcome["error"] = {"message": str(exc), "http_status": getattr(exc, "status_code", None)}
+        # LangChain lets the SDK's exception through, with the error body it keeps.
+        body = exc.body if isinstance(exc.body, dict) else {}
+        code = body.get("code", exc.code)
+        outcome["error"] = {
+            "message": str(exc),
+            "type": body.get("type"),
+            "code": code if isinstance(code, (str, int)) and not isinstance(code, bool) else None,
+            "http_status": getattr(exc, "status_code", None),
+        }
         return {**outcome, "deltas": deltas}

@@ -124,6 +124,18 @@ def _outcome(completion: Any, status: str = "complete") -> dict[str, Any]:
     }
 
 
+def _error_fields(exc: openai.APIError) -> dict[str, Any]:
+    """The message, and the type and code as the error body the SDK keeps (``exc.body``)
+    sent them; ``exc.code`` is the SDK's string form of the code."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    code = body.get("code", exc.code)
+    return {
+        "message": exc.message,
+        "type": body.get("type"),
+        "code": code if isinstance(code, (str, int)) and not isinstance(code, bool) else None,
+    }
+
+
 def _error(
     exc: openai.APIError, state: ChatCompletionStreamState[Any] | None, deltas: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -132,13 +144,7 @@ def _error(
         # The SDK has no snapshot (it asserts) before the first chunk.
         with contextlib.suppress(AssertionError):
             outcome = _outcome(state.current_completion_snapshot, "error")
-    body = exc.body if isinstance(exc.body, dict) else {}
-    outcome["error"] = {
-        "message": exc.message,
-        "type": body.get("type"),
-        "code": exc.code if isinstance(exc.code, (str, int)) else None,
-        "http_status": getattr(exc, "status_code", None),
-    }
+    outcome["error"] = {**_error_fields(exc), "http_status": getattr(exc, "status_code", None)}
     outcome["deltas"] = deltas
     return outcome
 

@@ -204,3 +204,5 @@ PLAIN_CHOICE = {
         "tool_calls": [],
     },
 }
+PLAIN_CHOICE["openai-python-async"] = PLAIN_CHOICE["openai-python"]
+PLAIN_CHOICE["sseclient-py"] = PLAIN_CHOICE["httpx-sse"]

@@ -61,13 +61,11 @@ def test_wrapper_http_429(name: str, shown: str) -> None:
     message = outcome["error"].pop("message")
     assert shown in message
     assert "Rate limit reached" in message
-    # str(exc) and status_code only: neither adapter reports the body's type or code
-    assert outcome == {
-        "status": "error",
-        "choices": [],
-        "error": {"http_status": 429},
-        "deltas": [],
-    }
+    # litellm keeps no error body; LangChain lets the SDK's exception and its body through
+    error = {"http_status": 429}
+    if name == "langchain-openai":
+        error = {"type": "requests", "code": "rate_limit", "http_status": 429}
+    assert outcome == {"status": "error", "choices": [], "error": error, "deltas": []}
 
 
 def test_httpx_sse_http_429_is_its_content_type_error() -> None:
@@ -82,6 +80,8 @@ def test_httpx_sse_http_429_is_its_content_type_error() -> None:
         "error": {
             "message": "Expected response header Content-Type to contain 'text/event-stream', "
             "got 'application/json': " + RATE_LIMITED.decode(),
+            "type": "requests",
+            "code": "rate_limit",
             "http_status": 429,
         },
     }
@@ -175,7 +175,12 @@ def test_langchain_error_object_in_a_200_stream_keeps_the_text() -> None:
         "choices": [{**PLAIN_CHOICE["langchain-openai"], "content": "Hel", "finish_reason": None}],
         "usage": None,
         "model": None,  # LangChain keeps the model only from the chunk with a finish reason
-        "error": {"message": "overloaded", "http_status": None},
+        "error": {
+            "message": "overloaded",
+            "type": "server_error",
+            "code": "busy",
+            "http_status": None,
+        },
         "deltas": deltas((0, "Hel", len(IN_STREAM_ERROR))),
     }
 

@@ -132,9 +132,6 @@ def declared_extras() -> list[str]:
 
 # --- a plain stream ----------------------------------------------------------------------
 
-PLAIN_CHOICE["openai-python-async"] = PLAIN_CHOICE["openai-python"]
-PLAIN_CHOICE["sseclient-py"] = PLAIN_CHOICE["httpx-sse"]
-
 
 @pytest.mark.parametrize("name", [*OPENAI, *SSE_ONLY, "litellm", "reference"])
 def test_a_plain_stream_in_two_reads(name: str) -> None:
