@@ -38,8 +38,8 @@ class ChunkReader:
         if data == "[DONE]":
             return False
         chunk = json.loads(data)
-        self.id = self.id or chunk.get("id")
-        self.model = self.model or chunk.get("model")
+        self.id = self.id or chunk.get("id") or None  # "" is no id
+        self.model = self.model or chunk.get("model") or None
         if chunk.get("usage"):
             self.usage = chunk["usage"]
         for choice in chunk.get("choices") or []:

@@ -64,8 +64,9 @@ def _model(response: Any) -> ChatOpenAI:
     )
 
 
-def _messages(request: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(m.get("role", "user"), str(m.get("content", ""))) for m in request.get("messages", [])]
+def _messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's messages as given: LangChain takes OpenAI-format dicts."""
+    return list(request.get("messages", []))
 
 
 def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
@@ -76,7 +77,8 @@ def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
     if getattr(message, "tool_call_chunks", None):
         calls = [
             {
-                "index": c.get("index", i),
+                # LangChain keeps None for a call sent without an index: its position.
+                "index": c["index"] if isinstance(c.get("index"), int) else i,
                 "id": c.get("id"),
                 "type": "function",
                 "function": {"name": c.get("name"), "arguments": c.get("args")},
