@@ -20,21 +20,14 @@ Over HTTP only (``run --http``): ``parse`` raises.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from streamproof.adapter import AdapterError
+from streamproof.adapter import AdapterError, load_sibling
 from streamproof.nodejs import INSTALL_COMMAND, cache_dir
 
-_spec = importlib.util.spec_from_file_location(
-    "streamproof_adapter_browser", Path(__file__).with_name("_browser.py")
-)
-assert _spec is not None and _spec.loader is not None
-_browser = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_browser)
+_browser = load_sibling(__file__, "_browser.py")
 _browser.require_chromium("browser-eventsource-parser")
 
 _PACKAGE = cache_dir() / "node_modules" / "eventsource-parser"

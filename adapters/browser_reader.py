@@ -17,16 +17,11 @@ text as the message; anything else thrown in the page is a crash.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
-_spec = importlib.util.spec_from_file_location(
-    "streamproof_adapter_browser", Path(__file__).with_name("_browser.py")
-)
-assert _spec is not None and _spec.loader is not None
-_browser = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_browser)
+from streamproof.adapter import load_sibling
+
+_browser = load_sibling(__file__, "_browser.py")
 _browser.require_chromium("browser-reader")
 
 NAME = "browser-reader"

@@ -9,8 +9,6 @@ status the response it exposes carries. Everything else is a crash.
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 try:
@@ -22,35 +20,20 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "install it with: pip install 'streamproof[httpx-sse]'"
     ) from None
 
-_spec = importlib.util.spec_from_file_location(
-    "streamproof_adapter_chunk_reader", Path(__file__).with_name("_chunk_reader.py")
-)
-assert _spec is not None and _spec.loader is not None
-_reader = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_reader)
+from streamproof.adapter import load_sibling
+
+_reader = load_sibling(__file__, "_chunk_reader.py")
+_http = load_sibling(__file__, "_httpx_replay.py")
 
 NAME = "httpx-sse"
 VERSION = importlib.metadata.version("httpx-sse")
 CAPABILITIES = {*_reader.CAPABILITIES, "http_error"}
 
 
-class _Body(httpx.SyncByteStream):
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    def __iter__(self) -> Any:
-        yield from self._response.iter_bytes()
-
-
 def parse(response: Any) -> dict[str, Any]:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            response.status, headers=response.headers, stream=_Body(response), request=request
-        )
-
     reader = _reader.ChunkReader(response)
     with (
-        httpx.Client(transport=httpx.MockTransport(handler)) as client,
+        httpx.Client(transport=_http.ReplayTransport(response)) as client,
         connect_sse(
             client, "POST", "http://streamproof.invalid/v1/chat/completions", json=response.request
         ) as source,

@@ -23,6 +23,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "install it with: pip install 'streamproof[langchain]'"
     ) from None
 
+from streamproof.adapter import load_sibling
+
 NAME = "langchain-openai"
 VERSION = importlib.metadata.version("langchain-openai")
 CAPABILITIES = {
@@ -36,22 +38,10 @@ CAPABILITIES = {
     "metadata",
     "incremental",
 }
-
-
-class _Body(httpx.SyncByteStream):
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    def __iter__(self) -> Any:
-        yield from self._response.iter_bytes()
+_http = load_sibling(__file__, "_httpx_replay.py")
 
 
 def _model(response: Any) -> ChatOpenAI:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            response.status, headers=response.headers, stream=_Body(response), request=request
-        )
-
     request = response.request
     usage = (request.get("stream_options") or {}).get("include_usage") is True
     return ChatOpenAI(
@@ -60,7 +50,7 @@ def _model(response: Any) -> ChatOpenAI:
         base_url="http://streamproof.invalid/v1",
         max_retries=0,
         stream_usage=usage,
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        http_client=httpx.Client(transport=_http.ReplayTransport(response)),
     )
 
 

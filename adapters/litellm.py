@@ -33,6 +33,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "install it with: pip install 'streamproof[litellm]'"
     ) from None
 
+from streamproof.adapter import load_sibling
+
 NAME = "litellm"
 VERSION = importlib.metadata.version("litellm")
 CAPABILITIES = {
@@ -50,27 +52,15 @@ CAPABILITIES = {
     "incremental",
 }
 BASE_URL = "http://streamproof.invalid/v1"
-
-
-class _Body(httpx.SyncByteStream):
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    def __iter__(self) -> Any:
-        yield from self._response.iter_bytes()
+_http = load_sibling(__file__, "_httpx_replay.py")
 
 
 def _client(response: Any) -> openai.OpenAI:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            response.status, headers=response.headers, stream=_Body(response), request=request
-        )
-
     return openai.OpenAI(
         api_key="streamproof",
         base_url=BASE_URL,
         max_retries=0,
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        http_client=httpx.Client(transport=_http.ReplayTransport(response)),
     )
 
 

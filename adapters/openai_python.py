@@ -16,7 +16,6 @@ say whether a stream ended cleanly, so ``truncation`` is not claimed.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 try:
@@ -28,6 +27,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"the openai-python adapter needs the openai SDK ({exc}); "
         "install it with: pip install 'streamproof[openai]'"
     ) from None
+
+from streamproof.adapter import load_sibling
 
 NAME = "openai-python"
 VERSION = openai.__version__
@@ -48,32 +49,7 @@ CAPABILITIES = {
 }
 BASE_URL = "http://streamproof.invalid/v1"
 _KNOWN = ("model", "messages", "stream")
-
-
-class _Body(httpx.SyncByteStream, httpx.AsyncByteStream):
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield from self._response.iter_bytes()
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for data in self._response.aiter_bytes():
-            yield data
-
-
-class _Replay(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """Answers the SDK's one request with the case's status, headers and reads."""
-
-    def __init__(self, response: Any) -> None:
-        self._response = response
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        r = self._response
-        return httpx.Response(r.status, headers=r.headers, stream=_Body(r), request=request)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return self.handle_request(request)
+_http = load_sibling(__file__, "_httpx_replay.py")
 
 
 def _arguments(request: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +176,7 @@ async def _adrive(
 
 
 def parse(response: Any) -> dict[str, Any]:
-    http = httpx.Client(transport=_Replay(response))
+    http = httpx.Client(transport=_http.ReplayTransport(response))
     client = openai.OpenAI(
         api_key="streamproof", base_url=BASE_URL, max_retries=0, http_client=http
     )
@@ -208,7 +184,7 @@ def parse(response: Any) -> dict[str, Any]:
 
 
 async def parse_async(response: Any) -> dict[str, Any]:
-    http = httpx.AsyncClient(transport=_Replay(response))
+    http = httpx.AsyncClient(transport=_http.ReplayTransport(response))
     client = openai.AsyncOpenAI(
         api_key="streamproof", base_url=BASE_URL, max_retries=0, http_client=http
     )

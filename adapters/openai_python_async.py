@@ -6,15 +6,9 @@ loaded by path as the harness loads every adapter.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from streamproof.adapter import load_sibling
 
-_spec = importlib.util.spec_from_file_location(
-    "streamproof_adapter_openai_python_shared", Path(__file__).with_name("openai_python.py")
-)
-assert _spec is not None and _spec.loader is not None
-_shared = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_shared)
+_shared = load_sibling(__file__, "openai_python.py")
 
 NAME = "openai-python-async"
 VERSION = _shared.VERSION

@@ -9,8 +9,6 @@ no error classes of its own and does not look at the HTTP status, so neither
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 try:
@@ -21,12 +19,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "install it with: pip install 'streamproof[sseclient-py]'"
     ) from None
 
-_spec = importlib.util.spec_from_file_location(
-    "streamproof_adapter_chunk_reader", Path(__file__).with_name("_chunk_reader.py")
-)
-assert _spec is not None and _spec.loader is not None
-_reader = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_reader)
+from streamproof.adapter import load_sibling
+
+_reader = load_sibling(__file__, "_chunk_reader.py")
 
 NAME = "sseclient-py"
 VERSION = importlib.metadata.version("sseclient-py")

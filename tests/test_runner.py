@@ -220,3 +220,13 @@ def test_the_templates_speak_the_protocol() -> None:
             assert result.verdict is Verdict.SKIP  # the template claims only what it has
         finally:
             engine.close()
+
+
+def test_adapters_share_helpers_loaded_by_path() -> None:
+    from streamproof.adapter import load_sibling
+
+    adapters = Path(__file__).parent.parent / "adapters"
+    reader = load_sibling(str(adapters / "httpx_sse.py"), "_chunk_reader.py")
+    assert "content" in reader.CAPABILITIES
+    with pytest.raises(FileNotFoundError):
+        load_sibling(str(adapters / "httpx_sse.py"), "_no_such_helper.py")

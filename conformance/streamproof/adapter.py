@@ -19,7 +19,9 @@ from typing import Any
 
 from .resources import data_path
 
-__all__ = ["CAPABILITIES", "Adapter", "AdapterError", "ReplayResponse", "load_adapter"]
+__all__ = [
+    "CAPABILITIES", "Adapter", "AdapterError", "ReplayResponse", "load_adapter", "load_sibling",
+]
 
 CAPABILITIES = frozenset(
     {
@@ -141,6 +143,15 @@ def _module_from_file(path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_sibling(adapter_file: str, name: str) -> ModuleType:
+    """Load ``name``, a file beside an adapter, by path: how adapters share code.
+
+    Adapters are loaded by path, not imported as a package, so a helper beside
+    them (``_chunk_reader.py``) is loaded the same way.
+    """
+    return _module_from_file(Path(adapter_file).resolve().with_name(name))
 
 
 def _import(spec: str) -> ModuleType:
