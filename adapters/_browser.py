@@ -16,6 +16,7 @@ Needs Debian's ``chromium`` and ``chromium-driver`` (``/usr/bin/chromium``,
 from __future__ import annotations
 
 import atexit
+import base64
 import json
 import shutil
 import socket
@@ -44,6 +45,7 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C key of an element reference
 TIMEOUT = 30.0  # seconds: chromedriver coming up, and every WebDriver call but scripts
 SCRIPT_TIMEOUT = 300.0  # the harness's own per-case timeout kills the worker long before
 HTTP_ONLY = "the browser adapter runs over HTTP only: use run --http"
@@ -98,17 +100,36 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class _Browser:
-    """Headless Chromium driven by a chromedriver process this object owns."""
+class Browser:
+    """Headless Chromium driven by a chromedriver process this object owns.
 
-    def __init__(self) -> None:
+    With ``workdir`` the profile and chromedriver's log go there (and stay);
+    without it the profile is a temporary folder removed at ``close()``. The
+    project's own browser tests drive their pages through this class too.
+    """
+
+    def __init__(
+        self,
+        workdir: Path | None = None,
+        *,
+        script_timeout: float = SCRIPT_TIMEOUT,
+        window: tuple[int, int] | None = None,
+    ) -> None:
         port = _free_port()
         self.base = f"http://127.0.0.1:{port}"
         self.session: str | None = None
         self.origin: str | None = None
-        self.profile = Path(tempfile.mkdtemp(prefix="streamproof-chromium-"))
+        self.script_timeout = script_timeout
+        self._own_profile = workdir is None
+        if workdir is None:
+            self.profile = Path(tempfile.mkdtemp(prefix="streamproof-chromium-"))
+            log = []
+        else:
+            self.profile = workdir / "profile"
+            self.profile.mkdir()
+            log = [f"--log-path={workdir / 'chromedriver.log'}"]
         self.driver = subprocess.Popen(
-            [str(CHROMEDRIVER), f"--port={port}"],
+            [str(CHROMEDRIVER), f"--port={port}", *log],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -119,10 +140,12 @@ class _Browser:
             caps = {
                 "browserName": "chrome",
                 "goog:chromeOptions": {"binary": str(CHROMIUM), "args": args},
-                "timeouts": {"pageLoad": 20_000, "script": int(SCRIPT_TIMEOUT * 1000)},
+                "timeouts": {"pageLoad": 20_000, "script": int(script_timeout * 1000)},
             }
             reply = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})
             self.session = reply["sessionId"]
+            if window is not None:
+                self.command("POST", "/window/rect", {"width": window[0], "height": window[1]})
         except BaseException:
             self.close()
             raise
@@ -158,15 +181,30 @@ class _Browser:
     ) -> Any:
         return self._call(method, f"/session/{self.session}{path}", body, timeout)
 
-    def run(self, base_url: str, body: str, request: dict[str, Any]) -> Any:
+    def open(self, url: str) -> None:
+        self.command("POST", "/url", {"url": url})
+
+    def run(self, script: str, *args: Any) -> Any:
+        """Run a function body in the page; ``return`` sends a JSON value back."""
+        return self.command("POST", "/execute/sync", {"script": script, "args": list(args)})
+
+    def click(self, element: dict[str, str]) -> None:
+        self.command("POST", f"/element/{element[ELEMENT]}/click", {})
+
+    def screenshot(self, path: Path) -> Path:
+        path.write_bytes(base64.b64decode(self.command("GET", "/screenshot")))
+        return path
+
+    def run_in_origin(self, base_url: str, body: str, request: dict[str, Any]) -> Any:
+        """Run an async function body on ``base_url``'s origin (see ``run_in_page``)."""
         parts = urllib.parse.urlsplit(base_url)
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin != self.origin:  # a page on the server's origin: fetch without CORS
-            self.command("POST", "/url", {"url": f"{origin}/v1/models"})
+            self.open(f"{origin}/v1/models")
             self.origin = origin
         script = _WRAPPER % body
         args = {"script": script, "args": [base_url, request]}
-        return self.command("POST", "/execute/async", args, timeout=SCRIPT_TIMEOUT + 10)
+        return self.command("POST", "/execute/async", args, timeout=self.script_timeout + 10)
 
     def close(self) -> None:
         try:
@@ -182,10 +220,11 @@ class _Browser:
             except subprocess.TimeoutExpired:
                 self.driver.kill()
                 self.driver.wait(timeout=10)
-            shutil.rmtree(self.profile, ignore_errors=True)
+            if self._own_profile:
+                shutil.rmtree(self.profile, ignore_errors=True)
 
 
-_browser: _Browser | None = None
+_browser: Browser | None = None
 
 
 def _close() -> None:
@@ -203,9 +242,9 @@ def run_in_page(base_url: str, body: str, request: dict[str, Any]) -> Any:
     in the page and return the outcome it returned; raise PageError if it threw."""
     global _browser
     if _browser is None:
-        _browser = _Browser()
+        _browser = Browser()
     try:
-        reply = _browser.run(base_url, body, request)
+        reply = _browser.run_in_origin(base_url, body, request)
     except (OSError, WebDriverError):
         _close()  # the next case starts a fresh browser
         raise
