@@ -20,7 +20,12 @@ from typing import Any
 from .resources import data_path
 
 __all__ = [
-    "CAPABILITIES", "Adapter", "AdapterError", "ReplayResponse", "load_adapter", "load_sibling",
+    "CAPABILITIES",
+    "Adapter",
+    "AdapterError",
+    "ReplayResponse",
+    "load_adapter",
+    "load_sibling",
 ]
 
 CAPABILITIES = frozenset(

@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from functools import cache
 from typing import Any
-
-from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .chunking import boundaries
 from .display import wire_view
+from .rendering import template
 from .runner import Result, Verdict
 
 __all__ = ["WIRE_LIMIT", "failure_html", "summary_html"]
@@ -24,14 +22,6 @@ __all__ = ["WIRE_LIMIT", "failure_html", "summary_html"]
 # A failure's wire view stops here so a large case does not bloat the report.
 WIRE_LIMIT = 6_000
 _ORDER = [v.value for v in Verdict]
-
-
-@cache
-def _env() -> Environment:
-    return Environment(
-        loader=PackageLoader("streamproof", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-    )
 
 
 def summary_html(results: Iterable[Result], *, adapter: str, corpus: str, seed: int | None) -> str:
@@ -53,18 +43,14 @@ def summary_html(results: Iterable[Result], *, adapter: str, corpus: str, seed: 
     for title, table in groups.items():
         names = sorted(table, key=lambda n: (severity_order.get(n, 9), n))
         rows.append((title, [(name, dict(table[name])) for name in names]))
-    return (
-        _env()
-        .get_template("summary.html.j2")
-        .render(
-            adapter=adapter,
-            corpus=corpus,
-            seed=seed,
-            total=len(results),
-            totals=[(v, totals[v]) for v in present],
-            verdicts=present,
-            groups=rows,
-        )
+    return template("summary.html.j2", trim=False).render(
+        adapter=adapter,
+        corpus=corpus,
+        seed=seed,
+        total=len(results),
+        totals=[(v, totals[v]) for v in present],
+        verdicts=present,
+        groups=rows,
     )
 
 
@@ -72,25 +58,21 @@ def failure_html(result: Result, seed: int) -> str:
     case = result.case
     ends = boundaries(case.body, result.transport, seed=seed, case_dir=case.dir)
     expected: Any = case.data.get("expected", case.data.get("expected_any"))
-    return (
-        _env()
-        .get_template("failure.html.j2")
-        .render(
-            verdict=result.verdict.value,
-            severity=case.severity,
-            case_id=case.id,
-            transport=result.transport,
-            title=case.title,
-            first_divergence=result.first_divergence,
-            expected=json.dumps(expected, indent=2, ensure_ascii=False),
-            actual=(
-                json.dumps(result.outcome, indent=2, ensure_ascii=False)
-                if result.outcome is not None
-                else "(no outcome)"
-            ),
-            body_name=case.data["response"]["body"],
-            body_size=len(case.body),
-            wire=wire_view(case.body, ends, limit=WIRE_LIMIT),
-            reads="delivered in one read" if len(ends) <= 1 else f"{len(ends)} reads, marked ¦",
-        )
+    return template("failure.html.j2", trim=False).render(
+        verdict=result.verdict.value,
+        severity=case.severity,
+        case_id=case.id,
+        transport=result.transport,
+        title=case.title,
+        first_divergence=result.first_divergence,
+        expected=json.dumps(expected, indent=2, ensure_ascii=False),
+        actual=(
+            json.dumps(result.outcome, indent=2, ensure_ascii=False)
+            if result.outcome is not None
+            else "(no outcome)"
+        ),
+        body_name=case.data["response"]["body"],
+        body_size=len(case.body),
+        wire=wire_view(case.body, ends, limit=WIRE_LIMIT),
+        reads="delivered in one read" if len(ends) <= 1 else f"{len(ends)} reads, marked ¦",
     )

@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
-
-from jinja2 import Environment, PackageLoader, Template, select_autoescape
 
 from .comparison import Divergence
 from .corpus import Case, Corpus
 from .display import wire_view
+from .rendering import template
 from .results import SEVERITIES
 from .schemas import schema_errors
 
@@ -193,7 +191,7 @@ def write_matrix(results: list[Path], out: Path, corpus: Corpus) -> None:
         row = Row(case_id, title, severity, case is not None, cells, fold, failing, wire)
         group.rows.append(row)
     rows = [r for g in groups.values() for r in g.rows]
-    html = _template().render(
+    html = template("matrix.html.j2").render(
         corpus=corpus,
         runs=runs,
         groups=list(groups.values()),
@@ -308,14 +306,3 @@ def _rates(runs: list[Run], providers: list[str]) -> dict[str, Any]:
         "rows": [(p, [_rate(c) for c in counts[p]]) for p in providers],
         "overall": [_rate(c) for c in overall],
     }
-
-
-@cache
-def _template() -> Template:
-    env = Environment(
-        loader=PackageLoader("streamproof", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return env.get_template("matrix.html.j2")

@@ -16,16 +16,14 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
-
-from jinja2 import Environment, PackageLoader, Template, select_autoescape
 
 from .__about__ import __version__
 from .corpus import Case, Corpus, CorpusError
 from .lint import SEVERITIES, LintReport, lint_case
 from .quirks import Catalogue, load_quirks
+from .rendering import template
 
 __all__ = ["provider_report", "write_provider_report"]
 
@@ -133,17 +131,6 @@ def write_provider_report(corpus: Corpus, out_html: Path, out_json: Path) -> dic
     out_json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     out_html.parent.mkdir(parents=True, exist_ok=True)
     cells = {p["provider"]: {q["quirk"]: q for q in p["quirks"]} for p in data["providers"]}
-    html = _template().render(**data, cells=cells, json_name=out_json.name)
+    html = template("providers.html.j2").render(**data, cells=cells, json_name=out_json.name)
     out_html.write_text(html, encoding="utf-8")
     return data
-
-
-@cache
-def _template() -> Template:
-    env = Environment(
-        loader=PackageLoader("streamproof", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return env.get_template("providers.html.j2")
