@@ -31,9 +31,9 @@ from typing import Any
 
 from streams import FULL, QUICK, Stream, build_stream, split_reads
 
-from streamproof.chat import ContentPiece, Outcome
 from streamproof.reference import ResponseReader
-from streamproof.sse import SSEDecoder
+from streamproof.reference.chat import ContentPiece, Outcome
+from streamproof.reference.sse import SSEDecoder
 
 TIMES = "\u00d7"  # the multiplication sign of "0.83x reference"
 

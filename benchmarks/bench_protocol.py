@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from streamproof.corpus import load_corpus
-from streamproof.runner import Engine, Result, Verdict, select
+from streamproof.harness.engine import Engine, Result, Verdict, select
 
 
 def _check(results: list[Result]) -> None:

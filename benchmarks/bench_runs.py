@@ -32,10 +32,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from streamproof.adapter import Adapter, ReplayResponse, load_adapter
-from streamproof.chunking import boundaries
 from streamproof.corpus import Case, load_corpus
-from streamproof.runner import Engine, Result, Verdict, judge, select
+from streamproof.harness.engine import Engine, Result, Verdict, judge, select
+from streamproof.harness.loader import Adapter, ReplayResponse, load_adapter
+from streamproof.harness.transports import boundaries
 
 TRANSPORTS = ("whole", "lines", "bytes", "random")
 QUICK_TRANSPORTS = ("whole", "bytes")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from streamproof.adapter import (
+from streamproof.harness.loader import (
     Adapter,
     ReplayResponse,
     load_adapter,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streamproof.adapter import load_sibling
+from streamproof.harness.loader import load_sibling
 
 _HELPER = Path(__file__).resolve().parents[1] / "adapters" / "_browser.py"
 _browser = load_sibling(str(_HELPER), _HELPER.name)

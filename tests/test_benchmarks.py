@@ -11,7 +11,9 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
-@pytest.mark.parametrize("script", ["bench_parsers.py", "bench_runs.py", "bench_protocol.py"])
+@pytest.mark.parametrize(
+    "script", ["bench_parsers.py", "bench_runs.py", "bench_protocol.py", "bench_startup.py"]
+)
 def test_benchmark_runs_quick(script: str) -> None:
     proc = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), "--quick"],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from streamproof import nodejs
+from streamproof.harness import nodejs
 
 if not (Path("/usr/bin/chromium").is_file() and Path("/usr/bin/chromedriver").is_file()):
     pytest.skip("needs Debian's chromium and chromium-driver", allow_module_level=True)

@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streamproof.chat import StreamAccumulator, error_from_body, read_completion
-from streamproof.sse import Event
+from streamproof.reference.chat import StreamAccumulator, error_from_body, read_completion
+from streamproof.reference.sse import Event
 
 
 def run(*chunks: Any) -> dict[str, Any]:

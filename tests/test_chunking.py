@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from streamproof.chunking import boundaries, split
+from streamproof.harness.transports import boundaries, split
 
 BODY = b"data: a\r\n\r\ndata: \xf0\x9f\x98\x80\n\n"
 

@@ -11,14 +11,15 @@ from typing import Any
 
 import pytest
 
-from streamproof.claims import badge_document, verify
 from streamproof.corpus import load_corpus
-from streamproof.diffing import diff, load_run, run_record
-from streamproof.expect_writer import expectations_document, write_expectations
-from streamproof.expectations import load_expectations
+from streamproof.corpus.schemas import schema_errors
+from streamproof.harness.expectations import load_expectations
+from streamproof.reporting.diff import diff
+from streamproof.reporting.known_failures import expectations_document, write_expectations
+from streamproof.reporting.results import write_baseline
+from streamproof.reporting.run_files import load_run, run_record
+from streamproof.reporting.verify import badge_document, verify
 from streamproof.resources import data_path
-from streamproof.results import write_baseline
-from streamproof.schemas import schema_errors
 
 ADAPTERS = Path(__file__).parent / "adapters"
 SUBSET = "sse-spec/*"  # 40 cases: quick, and naive_lines passes some and fails others

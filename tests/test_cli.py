@@ -9,8 +9,8 @@ from xml.etree import ElementTree
 
 import pytest
 
+from streamproof.corpus.schemas import schema_errors
 from streamproof.resources import data_path
-from streamproof.schemas import schema_errors
 
 ADAPTERS = Path(__file__).parent / "adapters"
 

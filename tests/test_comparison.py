@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from streamproof.comparison import MISSING, Divergence, best_alternative, compare
+from streamproof.harness.comparison import MISSING, Divergence, best_alternative, compare
 
 
 def first(expected: Any, actual: Any) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from streamproof.corpus import CorpusError, load_corpus
-from streamproof.linting import check_corpus, needed_capabilities, write_manifest
+from streamproof.corpus.validate import check_corpus, needed_capabilities, write_manifest
 from streamproof.resources import data_path
 
 ROOT = data_path("corpus")
@@ -161,7 +161,7 @@ def test_corpus_breadth_and_honest_provenance() -> None:
 
 
 def test_readme_quirk_tables_match_the_data() -> None:
-    from streamproof.quirks import load_quirks, readme_with_tables
+    from streamproof.corpus.quirks import load_quirks, readme_with_tables
 
     catalogue, problems = load_quirks(ROOT)
     assert catalogue is not None and problems == []
@@ -170,7 +170,7 @@ def test_readme_quirk_tables_match_the_data() -> None:
 
 
 def test_every_tag_is_a_catalogued_quirk() -> None:
-    from streamproof.quirks import load_quirks
+    from streamproof.corpus.quirks import load_quirks
 
     catalogue, _ = load_quirks(ROOT)
     assert catalogue is not None

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from streamproof.display import visible, wire_view
+from streamproof.reporting.wire import visible, wire_view
 
 
 def test_invisible_bytes_are_named() -> None:

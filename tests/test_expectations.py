@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from streamproof.corpus import CorpusError
-from streamproof.expectations import load_expectations
+from streamproof.harness.expectations import load_expectations
 
 IDS = {"generic/a", "generic/b"}
 

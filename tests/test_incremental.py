@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from streamproof.incremental import check_deltas, content_events
+from streamproof.harness.incremental import check_deltas, content_events
 
 
 def event(text: str, index: int = 0) -> bytes:

@@ -23,21 +23,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from streamproof import lint_checks, lint_scan, record
-from streamproof.corpus import Case, load_corpus
-from streamproof.lint import (
+from streamproof.checks import rules as lint_checks
+from streamproof.checks import scan as lint_scan
+from streamproof.checks.report import (
     DETECTABLE,
     LintReport,
-    add_arguments,
     body_kind,
     lint_body,
     lint_case,
-    main,
 )
-from streamproof.lint_checks import check_completion, check_error_body
-from streamproof.lint_stream import check_stream
-from streamproof.providers_report import provider_report, write_provider_report
-from streamproof.quirks import Catalogue, load_quirks
+from streamproof.checks.rules import check_completion, check_error_body
+from streamproof.checks.stream import check_stream
+from streamproof.cli.lint import add_arguments
+from streamproof.cli.lint import run as main
+from streamproof.corpus import Case, load_corpus
+from streamproof.corpus.quirks import Catalogue, load_quirks
+from streamproof.live import record
+from streamproof.reporting.providers import provider_report, write_provider_report
 from streamproof.resources import data_path
 
 CORPUS = load_corpus()

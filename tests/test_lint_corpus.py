@@ -15,13 +15,13 @@ from typing import NamedTuple
 
 import pytest
 
-from streamproof.corpus import Case, load_corpus
-from streamproof.lint import (
+from streamproof.checks.report import (
     DETECTABLE,
     LintReport,
     lint_case,
 )
-from streamproof.quirks import load_quirks
+from streamproof.corpus import Case, load_corpus
+from streamproof.corpus.quirks import load_quirks
 
 CORPUS = load_corpus()
 CATALOGUE, _ = load_quirks(CORPUS.root)

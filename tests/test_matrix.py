@@ -14,7 +14,7 @@ import pytest
 from browser import CHROMEDRIVER, CHROMIUM, Browser
 
 from streamproof.corpus import Corpus, load_corpus
-from streamproof.matrix import WIRE_LIMIT, MatrixError, write_matrix
+from streamproof.reporting.matrix import WIRE_LIMIT, MatrixError, write_matrix
 
 ADAPTERS = Path(__file__).parent / "adapters"
 CR = "sse-spec/cr-line-endings"  # events framed by lone CRs: the naive parser crashes
@@ -312,7 +312,7 @@ def test_a_matrix_can_be_built_from_baselines(tmp_path: Path) -> None:
     import sys
 
     from streamproof.corpus import load_corpus
-    from streamproof.matrix import write_matrix
+    from streamproof.reporting.matrix import write_matrix
 
     baseline = tmp_path / "naive.json"
     subprocess.run(

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from streamproof import nodejs
 from streamproof.corpus import load_corpus
+from streamproof.harness import nodejs
+from streamproof.harness.engine import Engine, Result, Verdict
 from streamproof.resources import data_path
-from streamproof.runner import Engine, Result, Verdict
 
 try:
     nodejs.command_for("node-openai")

@@ -34,7 +34,7 @@ from adapter_cases import (
     run,
 )
 
-from streamproof.adapter import (
+from streamproof.harness.loader import (
     CAPABILITIES,
     AdapterError,
     load_adapter,

@@ -12,19 +12,21 @@ from typing import Any
 
 import pytest
 
-from streamproof.chunking import boundaries, split
-from streamproof.comparison import best_alternative, compare
+from streamproof.cli.record import add_arguments as add_record_arguments
+from streamproof.cli.review import add_arguments as add_review_arguments
 from streamproof.corpus import Corpus, load_corpus
-from streamproof.linting import check_corpus, write_manifest
-from streamproof.record import SCENARIOS, add_record_arguments, record_main
-from streamproof.redact import redact_body, redact_headers
+from streamproof.corpus.schemas import schema_errors
+from streamproof.corpus.validate import check_corpus, write_manifest
+from streamproof.harness.comparison import best_alternative, compare
+from streamproof.harness.engine import select
+from streamproof.harness.transports import boundaries, split
+from streamproof.live.record import SCENARIOS, record_main
+from streamproof.live.redact import redact_body, redact_headers
+from streamproof.live.review import awaiting_review, review_main
 from streamproof.reference import read_response
-from streamproof.review import add_review_arguments, awaiting_review, review_main
-from streamproof.runner import select
-from streamproof.schemas import schema_errors
 
 pytest.importorskip("httpx")
-serve = pytest.importorskip("streamproof.serve")
+serve = pytest.importorskip("streamproof.live.serve")
 
 STREAM = "openai/text-stream-include-usage"
 NON_STREAM = "openai/non-streamed-text"

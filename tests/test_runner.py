@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from streamproof.adapter import AdapterError, ReplayResponse, load_adapter
 from streamproof.corpus import load_corpus
-from streamproof.results import exit_status, summarize
-from streamproof.runner import Engine, Result, Verdict, judge, plan, select
+from streamproof.harness.engine import Engine, Result, Verdict, judge, plan, select
+from streamproof.harness.loader import AdapterError, ReplayResponse, load_adapter
+from streamproof.reporting.results import exit_status, summarize
 
 HERE = Path(__file__).parent / "adapters"
 CORPUS = load_corpus()
@@ -223,7 +223,7 @@ def test_the_templates_speak_the_protocol() -> None:
 
 
 def test_adapters_share_helpers_loaded_by_path() -> None:
-    from streamproof.adapter import load_sibling
+    from streamproof.harness.loader import load_sibling
 
     adapters = Path(__file__).parent.parent / "adapters"
     reader = load_sibling(str(adapters / "httpx_sse.py"), "_chunk_reader.py")

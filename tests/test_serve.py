@@ -24,16 +24,16 @@ from typing import Any
 
 import pytest
 
-from streamproof.chunking import boundaries, split
+from streamproof.cli.serve import add_arguments
 from streamproof.corpus import Case, Corpus, load_corpus
-from streamproof.reference import body_kind, read_response
-from streamproof.serve import (
+from streamproof.harness.transports import boundaries, split
+from streamproof.live.serve import (
     KEEPALIVE_COMMENT,
     MODEL_PREFIX,
     ReplayServer,
-    add_arguments,
     event_boundaries,
 )
+from streamproof.reference import body_kind, read_response
 
 STREAM_CRLF = "sse-spec/crlf-line-endings"
 STREAM_TEXT = "openai/text-stream-include-usage"
@@ -500,9 +500,9 @@ def test_add_arguments_takes_milliseconds_and_seconds() -> None:
 
 def test_main_serves_until_ctrl_c(cases: dict[str, Case]) -> None:
     code = (
-        "import argparse, sys; from streamproof import serve; "
+        "import argparse, sys; from streamproof.cli import serve; "
         "p = argparse.ArgumentParser(); serve.add_arguments(p); "
-        "sys.exit(serve.main(p.parse_args(sys.argv[1:])))"
+        "sys.exit(serve.run(p.parse_args(sys.argv[1:])))"
     )
     process = subprocess.Popen(
         [sys.executable, "-c", code, "--port", "0", "--transport", "lines"],

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamproof.sse import Event, SSEDecoder, SSEProtocolError
+from streamproof.reference.sse import Event, SSEDecoder, SSEProtocolError
 
 Split = Callable[[bytes], Iterator[bytes]]
 

@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from .adapter import AdapterError
-from .chunking import TRANSPORTS, parse_transports
-from .corpus import Case, CorpusError, load_corpus
-from .expectations import Expectations, load_expectations
-from .results import SEVERITIES
-from .runner import Engine, Result, Verdict, plan, select
+from .corpus.cases import SEVERITIES, Case, CorpusError, load_corpus
+from .harness.engine import Engine, Result, Verdict, plan, select
+from .harness.expectations import Expectations, load_expectations
+from .harness.loader import AdapterError
+from .harness.transports import TRANSPORTS, parse_transports
 
 __all__ = ["StreamproofFailure", "StreamproofItem", "StreamproofSession"]
 
@@ -134,7 +133,7 @@ class StreamproofSession:
         if self._engine is None:
             http = None
             if self.config.getoption("streamproof_http"):
-                from .serve import ReplayServer  # the server's library loads only when asked
+                from .live.serve import ReplayServer  # the server's library loads only when asked
 
                 self._server = ReplayServer(self.corpus, seed=self.seed)
                 self._server.start()
@@ -192,7 +191,7 @@ class StreamproofSession:
         if result.verdict in _FAILING and self.config.getoption("htmlpath", None):
             from pytest_html import extras
 
-            from .htmlreport import failure_html
+            from .reporting.fragments import failure_html
 
             report.extras = [
                 *getattr(report, "extras", []),
@@ -209,7 +208,7 @@ class StreamproofSession:
     def pytest_html_results_summary(
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
-        from .htmlreport import summary_html
+        from .reporting.fragments import summary_html
 
         prefix.append(
             summary_html(

@@ -1,115 +1,17 @@
-"""The worker process that runs an in-process Python adapter in isolation.
+"""The old path of :mod:`streamproof.harness.worker`: the adapter worker.
 
-``python -m streamproof.worker SPEC`` loads the adapter once and serves cases
-over the subprocess protocol of CONTRACT §4 (JSON lines on stdin/stdout), so
-the harness can kill and restart it when a parser hangs or dies, and treats
-our own adapters exactly as it treats one in any other language.
-
-The adapter's own prints go to stderr: stdout carries the protocol only.
-"""
+Kept so that existing imports and commands go on working; new code imports
+the new path (see docs/architecture.md)."""
 
 from __future__ import annotations
 
-import base64
-import json
-import os
 import sys
-from collections.abc import Callable
-from typing import IO, Any
 
-from .adapter import AdapterError, ReplayResponse, load_adapter
+from .harness.worker import (
+    main,
+)
 
 __all__ = ["main"]
-
-PROTOCOL = 1
-
-
-def _reply(out: IO[str], message: dict[str, Any]) -> None:
-    out.write(json.dumps(message, ensure_ascii=False) + "\n")
-    out.flush()
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
-    """The reply to one case: its outcome, or why there is none."""
-    try:
-        outcome = produce()
-    except Exception as exc:  # the adapter's (or its client's) fault: a crash verdict
-        return {"seq": seq, "crash": _one_line(exc)}
-    try:
-        json.dumps(outcome)
-    except (TypeError, ValueError) as exc:
-        return {"seq": seq, "invalid": f"outcome is not JSON: {_one_line(exc)}"}
-    return {"seq": seq, "outcome": outcome}
-
-
-def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
-    response = ReplayResponse(
-        status=message["status"],
-        headers=message["headers"],
-        request=message["request"],
-        case_id=message["case"],
-        transport=message["transport"],
-        body=base64.b64decode(message["body"]),
-        ends=message["boundaries"],
-    )
-    return _answer(message["seq"], lambda: adapter.run(response))
-
-
-def _call(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
-    return _answer(
-        message["seq"], lambda: adapter.run_call(message["base_url"], message["request"])
-    )
-
-
-def serve(spec: str, inp: IO[str], out: IO[str]) -> int:
-    adapter = None
-    for line in inp:
-        message = json.loads(line)
-        cmd = message.get("cmd")
-        if cmd == "start":
-            try:
-                adapter = load_adapter(spec)
-            except AdapterError as exc:
-                _reply(out, {"error": str(exc)})
-                return 2
-            _reply(
-                out,
-                {
-                    "name": adapter.name,
-                    "version": adapter.version,
-                    "capabilities": sorted(adapter.capabilities),
-                    "protocol": PROTOCOL,
-                    "call": adapter.call is not None,
-                },
-            )
-        elif cmd == "run" and adapter is not None:
-            _reply(out, _run(adapter, message))
-        elif cmd == "call" and adapter is not None and adapter.call is not None:
-            _reply(out, _call(adapter, message))
-        elif cmd == "stop":
-            return 0
-        else:
-            _reply(out, {"seq": message.get("seq"), "crash": f"unexpected command {cmd!r}"})
-    return 0
-
-
-def main() -> int:
-    if len(sys.argv) != 2:
-        print("usage: python -m streamproof.worker ADAPTER-SPEC", file=sys.stderr)
-        return 2
-    # Keep the protocol on a private copy of stdout and send the adapter's
-    # prints (fd 1 and sys.stdout) to stderr, where they cannot corrupt it.
-    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    with open(0, encoding="utf-8", closefd=False) as inp:
-        return serve(sys.argv[1], inp, protocol)
-
 
 if __name__ == "__main__":
     sys.exit(main())

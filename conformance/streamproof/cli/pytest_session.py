@@ -1,0 +1,155 @@
+"""``streamproof run`` drives pytest with the plugin, in-process and sealed off.
+
+The run does not read the user's pytest configuration nor load their
+plugins: it points pytest at an empty folder with an empty ini file, turns
+plugin autoloading off and names the plugins it needs. pytest's own terminal
+output is swallowed; the run shows its own progress, and its exit status is
+computed from the results, never taken from pytest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..harness.engine import Result
+from ..reporting.terminal import Progress
+
+__all__ = ["RunOptions", "run_through_pytest"]
+
+
+@dataclass
+class RunOptions:
+    """Everything a run is asked to do (the ``run`` command's options)."""
+
+    spec: str
+    transports: list[str]
+    seed: int | None
+    fail_on: str
+    cases: list[str] = field(default_factory=list)
+    corpus: Path | None = None
+    expect: Path | None = None
+    timeout: float | None = None
+    jobs: int = 1
+    html: Path | None = None
+    junit: Path | None = None
+    json: Path | None = None
+    baseline: Path | None = None
+    http: bool = False
+    write_expect: Path | None = None
+
+
+class _Observer:
+    """Shows progress and keeps the results the plugin gathered."""
+
+    def __init__(self, total: int) -> None:
+        self.progress = Progress(total, sys.stderr)
+        self.results: list[Result] = []
+        self.config: pytest.Config | None = None
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        session = self._session()
+        gathered = session.results if session is not None else []
+        while len(self.results) < len(gathered):  # the plugin has one more result
+            result = gathered[len(self.results)]
+            self.results.append(result)
+            self.progress.step(result)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        session = self._session()
+        if session is not None:
+            self.results = list(session.results)
+
+    def _session(self) -> Any:
+        if self.config is None:
+            return None
+        return self.config.pluginmanager.get_plugin("streamproof-session")
+
+
+def _arguments(options: RunOptions, folder: Path) -> list[str]:
+    args = [
+        "-c",
+        str(folder / "pytest.ini"),
+        "--rootdir",
+        str(folder),
+        "-q",
+        "--capture=no",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "streamproof.plugin",
+        "-p",
+        "pytest_metadata.plugin",
+        "-p",
+        "pytest_html.plugin",
+        "-p",
+        "xdist.plugin",
+        "--streamproof",
+        options.spec,
+        "--streamproof-transport",
+        ",".join(options.transports),
+        "--streamproof-seed",
+        str(options.seed),
+        "--streamproof-fail-on",
+        options.fail_on,
+    ]
+    for glob in options.cases:
+        args += ["--streamproof-case", glob]
+    if options.corpus:
+        args += ["--streamproof-corpus", str(options.corpus)]
+    if options.expect:
+        args += ["--streamproof-expect", str(options.expect)]
+    if options.timeout:
+        args += ["--streamproof-timeout", str(options.timeout)]
+    if options.http:
+        args += ["--streamproof-http"]
+    if options.jobs > 1:
+        args += ["-n", str(options.jobs)]
+    if options.html:
+        args += ["--html", str(options.html), "--self-contained-html"]
+    if options.junit:
+        args += ["--junitxml", str(options.junit)]
+    return [*args, str(folder)]
+
+
+@contextlib.contextmanager
+def _sealed() -> Iterator[Path]:
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        with tempfile.TemporaryDirectory(prefix="streamproof-") as name:
+            folder = Path(name)
+            (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+            yield folder
+    finally:
+        if saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+
+
+def run_through_pytest(options: RunOptions, total: int) -> tuple[list[Result], int, str]:
+    """Run the plan; return the results, pytest's exit code and its swallowed output."""
+    observer = _Observer(total)
+    out = io.StringIO()
+    with _sealed() as folder:
+        for target in (options.html, options.junit):
+            if target is not None:
+                target.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.redirect_stdout(out):
+            code = pytest.main(_arguments(options, folder), plugins=[observer])
+    observer.progress.done()
+    return observer.results, int(code), out.getvalue()

@@ -1,0 +1,32 @@
+"""``streamproof validate``: check the corpus, one line per problem."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..corpus.cases import default_root, load_corpus
+from ..corpus.validate import check_corpus
+from ..live.review import awaiting_review
+from .options import add_corpus_option
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_corpus_option(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = (args.corpus or default_root()).resolve()
+    problems = check_corpus(root)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem(s) in {root}", file=sys.stderr)
+        return 2
+    corpus = load_corpus(root)
+    for case in awaiting_review(corpus.cases):
+        print(f"{case.id}: recorded, awaits review (streamproof review {case.id})")
+    print(f"ok: {len(corpus.cases)} cases, corpus {corpus.version} (sha256 {corpus.sha256})")
+    return 0

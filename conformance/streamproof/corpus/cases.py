@@ -1,0 +1,215 @@
+"""Loading the corpus: cases, their bodies and the corpus identity.
+
+Every case is checked against ``schemas/case.schema.json`` as it loads; a
+problem is one line naming the file. The deeper lint of ``validate``
+(manifest, titles, capabilities, spec references, secrets) is in
+``streamproof.corpus.validate``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorpusError
+from ..resources import data_path
+from .schemas import schema_errors
+
+__all__ = [
+    "SEVERITIES",
+    "Case", "Corpus", "CorpusError", "expectation_digest", "load_corpus"]
+
+#: A case's severity, most severe first.
+SEVERITIES = ("must", "should", "may")
+
+
+def expectation_digest(data: dict[str, Any]) -> str:
+    """sha256 of a case's expectation in canonical JSON (sorted keys, no spaces)."""
+    key = "expected" if "expected" in data else "expected_any"
+    canonical = json.dumps(
+        {key: data.get(key)}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case: its metadata, expectation and exact body bytes."""
+
+    id: str
+    dir: Path
+    data: dict[str, Any] = field(repr=False)
+    body: bytes = field(repr=False)
+
+    @property
+    def title(self) -> str:
+        return str(self.data["title"])
+
+    @property
+    def provider(self) -> str:
+        return str(self.data["provider"])
+
+    @property
+    def severity(self) -> str:
+        return str(self.data["severity"])
+
+    @property
+    def requires(self) -> frozenset[str]:
+        return frozenset(self.data["requires"])
+
+    @property
+    def status(self) -> int:
+        return int(self.data["response"]["status"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return dict(self.data["response"]["headers"])
+
+    @property
+    def request(self) -> dict[str, Any]:
+        return dict(self.data["request"])
+
+    @property
+    def alternatives(self) -> list[dict[str, Any]]:
+        """The acceptable expectations: one for ``expected``, several for ``expected_any``."""
+        if "expected" in self.data:
+            return [self.data["expected"]]
+        return list(self.data["expected_any"])
+
+    @property
+    def runnable(self) -> bool:
+        """A recorded case counts only once a person has reviewed it (CONTRACT §1)."""
+        provenance = self.data["provenance"]
+        return provenance["kind"] != "recorded" or bool(provenance.get("reviewed_by"))
+
+    @property
+    def has_chunks(self) -> bool:
+        return (self.dir / "chunks.json").exists()
+
+    @cached_property
+    def expected_sha256(self) -> str:
+        return expectation_digest(self.data)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    root: Path
+    version: str
+    cases: list[Case]
+
+    @cached_property
+    def sha256(self) -> str:
+        """The digest of every file but the manifest (see corpus/README.md)."""
+        return tree_digest(file_digests(self.root))
+
+
+def default_root() -> Path:
+    return data_path("corpus")
+
+
+def file_digests(root: Path) -> dict[str, str]:
+    """sha256 of every corpus file but ``manifest.json``, by POSIX relative path."""
+    digests = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and rel != "manifest.json" and "__pycache__" not in rel:
+            digests[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
+def tree_digest(digests: dict[str, str]) -> str:
+    """One digest over all files: sha256 of ``sha256sum``-style lines, sorted by path."""
+    lines = "".join(f"{digests[p]}  {p}\n" for p in sorted(digests))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def load_case(case_json: Path, root: Path) -> tuple[Case | None, list[str]]:
+    """Load one case; return it (or ``None``) and its problems."""
+    name = _shown(case_json, root)
+    try:
+        data = json.loads(case_json.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, [f"{name}: not valid JSON: {exc}"]
+    problem = schema_errors("case", data)
+    if problem:
+        return None, [f"{name}: {problem}"]
+    folder_id = case_json.parent.relative_to(root / "cases").as_posix()
+    problems = []
+    if data["id"] != folder_id:
+        problems.append(f"{name}: id {data['id']!r} does not match its folder {folder_id!r}")
+    body_path = case_json.parent / data["response"]["body"]
+    try:
+        body = body_path.read_bytes()
+    except OSError:
+        return None, [*problems, f"{name}: body file {data['response']['body']!r} is missing"]
+    chunks_problem = _check_chunks(case_json.parent / "chunks.json", len(body))
+    if chunks_problem:
+        problems.append(f"{_shown(case_json.parent / 'chunks.json', root)}: {chunks_problem}")
+    others = {"response.sse", "response.json", "response.body"} - {body_path.name}
+    for other in sorted(others):
+        if (case_json.parent / other).exists():
+            problems.append(f"{name}: stray body file {other!r} beside {body_path.name!r}")
+    return Case(data["id"], case_json.parent, data, body), problems
+
+
+def _check_chunks(path: Path, body_size: int) -> str | None:
+    """What is wrong with an optional ``chunks.json``, so a run never trips on it."""
+    if not path.exists():
+        return None
+    try:
+        sizes = json.loads(path.read_bytes().decode("utf-8")).get("sizes")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        return f"not a JSON object: {exc}"
+    if not isinstance(sizes, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes
+    ):
+        return "'sizes' must be a list of positive integers"
+    if sum(sizes) != body_size:
+        return f"'sizes' add up to {sum(sizes)} bytes, the body has {body_size}"
+    return None
+
+
+def scan(root: Path) -> tuple[str, list[Case], list[str]]:
+    """Every case that loads, and one line per problem found on the way."""
+    if not (root / "cases").is_dir():
+        return "", [], [f"{_shown(root, root)}: not a corpus (no cases/ folder)"]
+    try:
+        version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    except OSError:
+        return "", [], [f"{_shown(root / 'VERSION', root)}: missing"]
+    cases, problems = [], []
+    for folder in sorted((root / "cases").glob("*/*")):
+        if not folder.is_dir():
+            continue
+        case_json = folder / "case.json"
+        if not case_json.exists():
+            problems.append(f"{_shown(folder, root)}: case folder without case.json")
+            continue
+        case, found = load_case(case_json, root)
+        problems.extend(found)
+        if case is not None:
+            cases.append(case)
+    if not cases and not problems:
+        problems.append(f"{_shown(root, root)}: the corpus has no cases")
+    return version, cases, problems
+
+
+def load_corpus(root: Path | None = None) -> Corpus:
+    """Load and schema-check every case; raise ``CorpusError`` on any problem."""
+    root = (root or default_root()).resolve()
+    version, cases, problems = scan(root)
+    if problems:
+        raise CorpusError(problems)
+    return Corpus(root, version, cases)
+
+
+def _shown(path: Path, root: Path) -> str:
+    """The path as a user would type it: relative to the working folder when inside it."""
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)

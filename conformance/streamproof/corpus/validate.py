@@ -1,0 +1,192 @@
+"""``streamproof validate``: everything that can be wrong with a corpus.
+
+Beyond the schema check done at load time: ids and folders, title style,
+capabilities against expectations, spec references, secrets, and the
+manifest's digests. Each problem is one line naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .cases import Case, file_digests, scan, tree_digest
+from .quirks import load_quirks, readme_with_tables
+from ..resources import data_path
+
+__all__ = ["check_corpus", "needed_capabilities", "write_manifest"]
+
+_SECRETS = (
+    re.compile(rb"sk-[A-Za-z0-9_-]{20,}"),
+    re.compile(rb"(?i)bearer\s+[A-Za-z0-9._~+/-]{20,}"),
+    re.compile(rb"AIza[0-9A-Za-z_-]{35}"),
+    re.compile(rb"(?i)(api[_-]?key|access[_-]?token)\"?\s*[:=]\s*\"?[A-Za-z0-9_-]{16,}"),
+)
+_SECRET_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
+_FIELD_CAPABILITY = {
+    "role": "role",
+    "content": "content",
+    "reasoning": "reasoning",
+    "refusal": "refusal",
+    "finish_reason": "finish_reason",
+    "tool_calls": "tool_calls",
+}
+
+
+def needed_capabilities(case: Case) -> set[str]:
+    """The capabilities that the case's expectations state (CONTRACT §3)."""
+    needed: set[str] = set()
+    for want in case.alternatives:
+        needed |= _needed_by(want, case)
+    return needed
+
+
+def _needed_by(want: dict[str, Any], case: Case) -> set[str]:
+    needed = set()
+    if case.status >= 400:
+        needed.add("http_error")
+    elif want.get("status") == "error":
+        needed.add("stream_error")
+    if want.get("status") == "truncated":
+        needed.add("truncation")
+    if case.data["response"]["body"] == "response.json" and case.status < 400:
+        needed.add("non_streaming")
+    if "usage" in want:
+        needed.add("usage")
+    if "id" in want or "model" in want:
+        needed.add("metadata")
+    if "deltas" in want:
+        needed.add("incremental")
+    choices = want.get("choices", [])
+    if len(choices) > 1:
+        needed.add("multiple_choices")
+    for choice in choices:
+        needed |= {cap for key, cap in _FIELD_CAPABILITY.items() if key in choice}
+    return needed
+
+
+def _semantics_sections() -> set[str]:
+    try:
+        text = data_path("docs/semantics.md").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return set()
+    return set(re.findall(r"^#{2,4} ([0-9]+(?:\.[0-9]+)*)\.? ", text, flags=re.M))
+
+
+def _lint_case(case: Case, sections: set[str]) -> list[str]:
+    name = (case.dir / "case.json").as_posix()
+    problems = []
+    title = case.title
+    if title != title.strip() or title.endswith(".") or not title[:1].islower():
+        problems.append(f"{name}: title {title!r} should start lower-case and not end with '.'")
+    missing = needed_capabilities(case) - case.requires
+    if missing:
+        problems.append(
+            f"{name}: the expectation needs capabilities {sorted(missing)} "
+            "that 'requires' does not list"
+        )
+    for ref in case.data["spec"]:
+        if ref.startswith("semantics §") and sections and ref[len("semantics §") :] not in sections:
+            problems.append(f"{name}: spec {ref!r} names no section of docs/semantics.md")
+    for header in case.headers:
+        if header in _SECRET_HEADERS:
+            problems.append(f"{name}: header {header!r} must not be kept in a case")
+    for pattern in _SECRETS:
+        found = pattern.search(case.body)
+        if found:
+            problems.append(
+                f"{name}: the body looks like it holds a secret: {found.group()[:12]!r}…"
+            )
+    for want in case.alternatives:
+        if case.status >= 400 and want.get("status") != "error":
+            problems.append(f"{name}: HTTP {case.status} must expect status 'error'")
+    return problems
+
+
+def _lint_manifest(root: Path, version: str, cases: list[Case]) -> list[str]:
+    path = root / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{path}: unreadable manifest ({exc}); run 'streamproof manifest'"]
+    problems = []
+    if manifest.get("version") != version:
+        problems.append(f"{path}: version {manifest.get('version')!r} is not VERSION {version!r}")
+    listed: dict[str, str] = manifest.get("files", {})
+    actual = file_digests(root)
+    for rel in sorted(set(listed) | set(actual)):
+        if rel not in actual:
+            problems.append(f"{path}: lists {rel!r}, which does not exist")
+        elif rel not in listed:
+            problems.append(f"{root / rel}: not in the manifest; run 'streamproof manifest'")
+        elif listed[rel] != actual[rel]:
+            problems.append(f"{root / rel}: sha256 differs from the manifest")
+    if manifest.get("sha256") != tree_digest(listed):
+        problems.append(f"{path}: 'sha256' is not the digest of the files it lists")
+    retired = manifest.get("retired", {})
+    for case in cases:
+        if case.id in retired:
+            problems.append(f"{case.dir}: id {case.id!r} was retired in {retired[case.id]}")
+    return problems
+
+
+def _lint_quirks(root: Path, cases: list[Case]) -> list[str]:
+    """Tags name catalogued quirks, and the README's tables are current."""
+    if not (root / "quirks.json").exists():
+        return []  # a private corpus may do without a catalogue
+    catalogue, problems = load_quirks(root)
+    if catalogue is None:
+        return problems
+    for case in cases:
+        for tag in case.data["tags"]:
+            if tag not in catalogue.quirks:
+                problems.append(
+                    f"{case.dir / 'case.json'}: tag {tag!r} is not a quirk in quirks.json"
+                )
+    readme = root / "README.md"
+    if readme.exists() and not problems:
+        text = readme.read_text(encoding="utf-8")
+        try:
+            current = readme_with_tables(text, catalogue, cases) == text
+        except ValueError as exc:
+            return [f"{readme}: {exc}"]
+        if not current:
+            problems.append(
+                f"{readme}: the quirk tables are out of date; run 'streamproof quirks --write'"
+            )
+    return problems
+
+
+def check_corpus(root: Path) -> list[str]:
+    """Every problem with the corpus at ``root``, one line each."""
+    version, cases, problems = scan(root)
+    loaded = not problems
+    sections = _semantics_sections()
+    for case in cases:
+        problems.extend(_lint_case(case, sections))
+    problems.extend(_lint_quirks(root, cases))
+    if cases and loaded:
+        # The manifest is checked once every case loads: a broken case file
+        # is one problem, not also a digest mismatch.
+        problems.extend(_lint_manifest(root, version, cases))
+    return problems
+
+
+def write_manifest(root: Path) -> dict[str, Any]:
+    """Rewrite ``manifest.json`` from the files; keep the retired list."""
+    path = root / "manifest.json"
+    retired: dict[str, str] = {}
+    if path.exists():
+        retired = json.loads(path.read_text(encoding="utf-8")).get("retired", {})
+    version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    files = file_digests(root)
+    manifest = {
+        "version": version,
+        "sha256": tree_digest(files),
+        "files": files,
+        "retired": retired,
+    }
+    path.write_bytes((json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode("utf-8"))
+    return manifest

@@ -1,0 +1,261 @@
+"""The engine: every case × transport through one adapter, as result values.
+
+The runner knows adapters only through ``Adapter.run`` and knows parsers not
+at all. Each result is a value (``Result``) from which the terminal summary,
+the JSON file and later reports are all rendered.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..corpus.cases import Case
+from ..corpus.schemas import schema_errors
+from .comparison import Divergence, best_alternative
+from .expectations import Expectations
+from .incremental import check_deltas
+from .loader import AdapterError
+from .protocol import AdapterProcess, run_message
+from .transports import boundaries
+
+__all__ = ["Engine", "Result", "Verdict", "default_timeout", "judge", "plan", "run_all", "select"]
+
+
+class Verdict(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+
+
+@dataclass(frozen=True)
+class Result:
+    """The verdict on one case under one transport."""
+
+    case: Case
+    transport: str
+    verdict: Verdict
+    mismatches: list[Divergence] = field(default_factory=list)
+    message: str = ""
+    seconds: float = 0.0
+    outcome: dict[str, Any] | None = None
+
+    @property
+    def first_divergence(self) -> str:
+        if self.mismatches:
+            return str(self.mismatches[0])
+        return self.message
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], case: Case) -> Result:
+        """The result ``as_dict`` wrote (it crosses process boundaries as JSON)."""
+        mismatches = [
+            Divergence(m["field"], m["expected"], m["actual"]) for m in data["mismatches"]
+        ]
+        return cls(
+            case,
+            data["transport"],
+            Verdict(data["verdict"]),
+            mismatches,
+            data.get("message", ""),
+            data["seconds"],
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "case": self.case.id,
+            "transport": self.transport,
+            "verdict": self.verdict.value,
+            "severity": self.case.severity,
+            "expected_sha256": self.case.expected_sha256,
+            "mismatches": [m.as_dict() for m in self.mismatches],
+            "seconds": round(self.seconds, 6),
+        }
+        if self.message:
+            data["message"] = self.message
+        return data
+
+
+def transports_for(case: Case, wanted: Iterable[str]) -> list[str]:
+    """The transports of ``wanted`` that apply to ``case`` (``recorded`` needs chunks)."""
+    return [t for t in wanted if t != "recorded" or case.has_chunks]
+
+
+def select(cases: Iterable[Case], globs: list[str]) -> list[Case]:
+    """Runnable cases whose id matches any glob (all when there are none)."""
+    chosen = [c for c in cases if c.runnable]
+    if globs:
+        chosen = [c for c in chosen if any(fnmatch.fnmatchcase(c.id, g) for g in globs)]
+    return chosen
+
+
+def plan(cases: Iterable[Case], transports: Iterable[str]) -> list[tuple[Case, str]]:
+    wanted = list(transports)
+    return [(case, t) for case in cases for t in transports_for(case, wanted)]
+
+
+def default_timeout(case: Case) -> float:
+    """Seconds a case may take: 10, plus 30 for every MB of body (the bytes
+    transport of a large body is a million reads for a parser in Python)."""
+    return 10.0 + 30.0 * len(case.body) / 1_000_000
+
+
+class Engine:
+    """Runs cases through one adapter in its own restartable process."""
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        seed: int = 0,
+        timeout: float | None = None,
+        expectations: Expectations | None = None,
+        http: Callable[[str, str], str] | None = None,
+    ) -> None:
+        self.seed = seed
+        self.timeout = timeout
+        self.expectations = expectations
+        self.http = http  # over real HTTP: the base URL that replays (case id, transport)
+        self.process = AdapterProcess(spec)
+        self.process.start()
+        if http is not None and not self.process.supports_call:
+            self.process.close()
+            raise AdapterError(
+                f"{spec}: defines no call(base_url, request), so it cannot "
+                "be scored over HTTP (--http is not applicable)"
+            )
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.process.capabilities
+
+    def close(self) -> None:
+        self.process.close()
+
+    def run(self, case: Case, transport: str) -> Result:
+        """One case under one transport, with known failures applied."""
+        return self._expect(self._run(case, transport))
+
+    def _run(self, case: Case, transport: str) -> Result:
+        missing = case.requires - self.capabilities
+        if missing:
+            return Result(
+                case, transport, Verdict.SKIP, message=f"adapter lacks {', '.join(sorted(missing))}"
+            )
+        ends = boundaries(case.body, transport, seed=self.seed, case_dir=case.dir)
+        if self.http is not None:
+            message = {
+                "cmd": "call",
+                "base_url": self.http(case.id, transport),
+                "request": case.request,
+            }
+        else:
+            message = run_message(
+                case.id, transport, case.status, case.headers, case.request, case.body, ends
+            )
+        started = time.perf_counter()
+        reply = self.process.run(message, self.timeout or default_timeout(case))
+        seconds = time.perf_counter() - started
+        if reply.kind == "crash":
+            return Result(case, transport, Verdict.CRASH, message=reply.message, seconds=seconds)
+        if reply.kind == "timeout":
+            return Result(case, transport, Verdict.TIMEOUT, message=reply.message, seconds=seconds)
+        if reply.kind == "invalid":
+            return Result(case, transport, Verdict.FAIL, message=reply.message, seconds=seconds)
+        # Incremental delivery is checked in-process only (CONTRACT §2): over a
+        # socket nobody knows how many bytes the client had read.
+        return judge(case, transport, reply.outcome, seconds, None if self.http else ends)
+
+    def _expect(self, result: Result) -> Result:
+        entry = self.expectations and self.expectations.find(result.case.id, result.transport)
+        if not entry or result.verdict is Verdict.SKIP:
+            return result
+        if result.verdict is Verdict.PASS:
+            note = f"listed as a known failure ({entry.reason}) but passed: remove the entry"
+            return replace(result, verdict=Verdict.XPASS, message=note)
+        note = f"known failure: {entry.reason}" + (f" ({entry.issue})" if entry.issue else "")
+        detail = result.first_divergence
+        return replace(
+            result, verdict=Verdict.XFAIL, message=f"{note}; {result.verdict.value}: {detail}"
+        )
+
+
+def judge(
+    case: Case, transport: str, outcome: Any, seconds: float, ends: list[int] | None = None
+) -> Result:
+    """Compare what the adapter returned with the case's expectation."""
+    if not isinstance(outcome, dict):
+        return Result(
+            case,
+            transport,
+            Verdict.FAIL,
+            seconds=seconds,
+            message=f"adapter returned {type(outcome).__name__}, not an outcome object",
+        )
+    problem = schema_errors("outcome", outcome)
+    if problem:
+        return Result(
+            case,
+            transport,
+            Verdict.FAIL,
+            seconds=seconds,
+            outcome=outcome,
+            message=f"outcome does not match the outcome schema: {problem}",
+        )
+    mismatches = best_alternative(case.alternatives, outcome)
+    if mismatches:
+        return Result(case, transport, Verdict.FAIL, mismatches, seconds=seconds, outcome=outcome)
+    if "incremental" in case.requires and ends is not None:
+        late = check_deltas(case.body, ends, outcome.get("deltas"))
+        if late:
+            return Result(
+                case,
+                transport,
+                Verdict.FAIL,
+                seconds=seconds,
+                outcome=outcome,
+                message=f"incremental: {late}",
+            )
+    return Result(case, transport, Verdict.PASS, seconds=seconds, outcome=outcome)
+
+
+def run_all(
+    engines: list[Engine],
+    work: list[tuple[Case, str]],
+    on_result: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """Run ``work`` over as many engines as given (one thread each), in plan order."""
+    results: list[Result | None] = [None] * len(work)
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for i in range(len(work)):
+        todo.put(i)
+    lock = threading.Lock()
+
+    def drain(engine: Engine) -> None:
+        while True:
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            result = engine.run(*work[i])
+            results[i] = result
+            if on_result is not None:
+                with lock:
+                    on_result(result)
+
+    threads = [threading.Thread(target=drain, args=(e,), daemon=True) for e in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [r for r in results if r is not None]

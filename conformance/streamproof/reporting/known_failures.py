@@ -1,0 +1,89 @@
+"""Today's failures as a known-failures file: ``run --write-expect FILE``.
+
+Every case that failed, crashed or timed out (or was already a known
+failure, ``xfail``) becomes an entry of an expectations file
+(``schemas/expectations.schema.json``): one entry with ``"transport": "all"``
+when the case failed under every transport that ran it, else one entry per
+failing transport. Each new reason reads ``TODO: why (first divergence: …)``
+and carries no issue URL: a person fills both in. The reason and issue of an
+entry that was already known (a run with ``--expect``) are kept. Fed back
+with ``--expect``, the file makes today's run pass, and any case that starts
+passing shows up as ``xpass``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..corpus.schemas import schema_errors
+from .run_files import row_divergence
+
+__all__ = ["FAILURES", "expectations_document", "write_expectations"]
+
+FAILURES = frozenset({"fail", "crash", "timeout", "xfail"})
+_DETAIL_LIMIT = 200
+# How runner.Engine words an xfail: "known failure: REASON[ (ISSUE)]; VERDICT: DETAIL".
+_KNOWN = re.compile(
+    r"known failure: (?P<reason>.*?)(?: \((?P<issue>https?://[^\s)]+)\))?; "
+    r"(?P<verdict>fail|crash|timeout): (?P<detail>.*)",
+    re.DOTALL,
+)
+
+
+def _cut(text: str, limit: int = _DETAIL_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _entry(case: str, transport: str, row: Mapping[str, Any]) -> dict[str, str]:
+    """One expectation for a failing result ``row``."""
+    entry = {"case": case, "transport": transport}
+    detail = row_divergence(row)
+    message = str(row.get("message", ""))
+    known = _KNOWN.fullmatch(message) if row["verdict"] == "xfail" else None
+    if known and known["reason"].strip():
+        entry["reason"] = known["reason"].strip()
+        if known["issue"]:
+            entry["issue"] = known["issue"]
+        return entry
+    if row["verdict"] in ("crash", "timeout"):
+        detail = f"{row['verdict']}: {detail}"
+    entry["reason"] = f"TODO: why (first divergence: {_cut(detail) or row['verdict']})"
+    return entry
+
+
+def expectations_document(results_doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The expectations listing every failure of a results document, in its order."""
+    ran: dict[str, list[str]] = {}
+    failing: dict[str, list[Mapping[str, Any]]] = {}
+    for row in results_doc["results"]:
+        ran.setdefault(row["case"], []).append(row["transport"])
+        if row["verdict"] in FAILURES:
+            failing.setdefault(row["case"], []).append(row)
+    entries: list[dict[str, str]] = []
+    for case, rows in failing.items():
+        if len(rows) == len(ran[case]):
+            # a reason already known under one transport stands for all of them
+            known = next((r for r in rows if r["verdict"] == "xfail"), rows[0])
+            entries.append(_entry(case, "all", known))
+        else:
+            entries.extend(_entry(case, row["transport"], row) for row in rows)
+    return {
+        "adapter": str(results_doc["adapter"]["name"]),
+        "corpus": str(results_doc["corpus"]["version"]),
+        "expectations": entries,
+    }
+
+
+def write_expectations(results_doc: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """Write the failures of ``results_doc`` as an expectations file; return it."""
+    document = expectations_document(results_doc)
+    problem = schema_errors("expectations", document)
+    if problem:  # our own bug: never write a file --expect would refuse
+        raise ValueError(f"expectations document does not match its schema: {problem}")
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return document

@@ -1,0 +1,129 @@
+"""Results as data: the summary, the exit status and the JSON document."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..__about__ import __version__
+from ..corpus.cases import SEVERITIES, Corpus
+from ..corpus.schemas import schema_errors
+from ..harness.engine import Result, Verdict
+
+__all__ = [
+    "SEVERITIES",
+    "baseline_document",
+    "exit_status",
+    "results_document",
+    "summarize",
+    "write_baseline",
+    "write_json",
+]
+
+_FAILING = frozenset({Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS})
+
+
+def summarize(results: Iterable[Result]) -> dict[str, int]:
+    counts = Counter(r.verdict for r in results)
+    summary = {
+        "total": sum(counts.values()),
+        "passed": counts[Verdict.PASS],
+        "failed": counts[Verdict.FAIL],
+        "skipped": counts[Verdict.SKIP],
+        "crashed": counts[Verdict.CRASH],
+        "timed_out": counts[Verdict.TIMEOUT],
+        "xfailed": counts[Verdict.XFAIL],
+        "xpassed": counts[Verdict.XPASS],
+    }
+    summary["errors"] = summary["crashed"] + summary["timed_out"]
+    return summary
+
+
+def exit_status(results: Iterable[Result], fail_on: str = "may") -> int:
+    """0 when nothing at or above ``fail_on`` failed, crashed, timed out or xpassed."""
+    limit = SEVERITIES.index(fail_on)
+    for result in results:
+        if result.verdict in _FAILING and SEVERITIES.index(result.case.severity) <= limit:
+            return 1
+    return 0
+
+
+def results_document(
+    results: list[Result],
+    *,
+    corpus: Corpus,
+    adapter: dict[str, Any],
+    transports: list[str],
+    seed: int,
+) -> dict[str, Any]:
+    return {
+        "tool": {"name": "streamproof", "version": __version__},
+        "corpus": {"version": corpus.version, "sha256": corpus.sha256, "path": str(corpus.root)},
+        "adapter": adapter,
+        "run": {
+            "transports": transports,
+            "seed": seed,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "platform": f"{platform.python_implementation()} {platform.python_version()} "
+            f"on {platform.system()} {platform.machine()}",
+        },
+        "summary": summarize(results),
+        "results": [r.as_dict() for r in results],
+    }
+
+
+def write_json(document: dict[str, Any], path: Path) -> None:
+    """Validate against ``schemas/results.schema.json`` and write."""
+    problem = schema_errors("results", document)
+    if problem:  # our own bug: never write a file that breaks the contract
+        raise ValueError(f"results document does not match its schema: {problem}")
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def baseline_document(
+    results: list[Result],
+    *,
+    corpus: Corpus,
+    adapter: dict[str, Any],
+    transports: list[str],
+    seed: int,
+) -> dict[str, Any]:
+    """The run reduced to what must not change unless a verdict changes.
+
+    No timings, dates or platform: regenerating it from the same adapter,
+    corpus and seed gives the same bytes, so a diff shows only real changes.
+    """
+    return {
+        "adapter": {"name": adapter["name"], "version": adapter["version"]},
+        "corpus": {"version": corpus.version, "sha256": corpus.sha256},
+        "transports": transports,
+        "seed": seed,
+        "summary": dict(summarize(results)),
+        # What each case expected, so a later run can tell a changed
+        # expectation from a changed parser.
+        "expected_sha256": {r.case.id: r.case.expected_sha256 for r in results},
+        "results": [
+            {
+                "case": r.case.id,
+                "transport": r.transport,
+                "verdict": r.verdict.value,
+                **({"first_divergence": r.first_divergence} if r.first_divergence else {}),
+            }
+            for r in results
+        ],
+    }
+
+
+def write_baseline(document: dict[str, Any], path: Path) -> None:
+    """JSON with one result per line: small, and a diff shows one line per change."""
+    head = {k: v for k, v in document.items() if k != "results"}
+    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in document["results"]]
+    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
+    text += ',\n "results": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
+    json.loads(text)  # it must stay one JSON document
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,246 @@
+"""What a results file claims, checked: ``streamproof verify`` and its badge.
+
+A results file (``run --json``) is a claim: "this parser, on this corpus,
+got these verdicts". ``verify`` checks that the claim is consistent with the
+corpus it names and with itself: the schema, the corpus version and digest,
+each result's case, severity and expectation digest, the skips against the
+adapter's declared capabilities, and the summary against the verdicts. It
+does not re-run the parser: a verdict flipped by hand from ``fail`` to
+``pass`` (with the summary fixed to match) is beyond what a file can show;
+re-running the adapter is the only check of that.
+
+A badge is computed from a verified file only, never from an unverified one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..corpus.cases import Case, Corpus, load_corpus
+from ..corpus.schemas import validator
+
+__all__ = [
+    "BADGE_SEVERITY",
+    "as_corpus",
+    "badge_document",
+    "read_document",
+    "recount",
+    "verify",
+    "verify_document",
+    "write_badge",
+    "write_json",
+]
+
+# The severity a badge speaks for: every parser must get these right.
+BADGE_SEVERITY = "must"
+_PASSING = frozenset({"pass", "xpass"})
+_SCHEMA_PROBLEMS = 10
+
+
+def as_corpus(corpus: Corpus | Path | None) -> Corpus:
+    """``corpus`` loaded, unless it already is."""
+    return corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+
+
+def read_document(path: Path) -> tuple[Any, str | None]:
+    """The JSON in ``path`` and ``None``, or ``None`` and why it is not JSON.
+
+    ``OSError`` (a missing or unreadable file) propagates: that is a usage error.
+    """
+    data = path.read_bytes()
+    try:
+        return json.loads(data.decode("utf-8")), None
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        return None, f"not valid JSON: {exc}"
+
+
+def recount(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The summary the per-case verdicts add up to (as ``results.summarize``)."""
+    counts = Counter(str(r["verdict"]) for r in results)
+    summary = {
+        "total": len(results),
+        "passed": counts["pass"],
+        "failed": counts["fail"],
+        "skipped": counts["skip"],
+        "crashed": counts["crash"],
+        "timed_out": counts["timeout"],
+        "xfailed": counts["xfail"],
+        "xpassed": counts["xpass"],
+    }
+    summary["errors"] = summary["crashed"] + summary["timed_out"]
+    return summary
+
+
+def verify(results_path: Path, corpus: Corpus | Path | None = None) -> list[str]:
+    """Every problem of the results file at ``results_path``; empty when verified.
+
+    ``corpus`` is the corpus the file must have been run on: a loaded corpus,
+    a corpus folder, or ``None`` for the corpus shipped with streamproof.
+    ``OSError`` when the file cannot be read, ``CorpusError`` when the corpus
+    cannot be loaded (both usage errors).
+    """
+    document, problem = read_document(results_path)
+    if problem:
+        return [f"{results_path}: {problem}"]
+    return [f"{results_path}: {p}" for p in verify_document(document, as_corpus(corpus))]
+
+
+def verify_document(document: Any, corpus: Corpus) -> list[str]:
+    """The problems of a results document, checked against ``corpus``."""
+    if isinstance(document, dict) and "tool" not in document and "transports" in document:
+        return [
+            "a baseline (run --baseline) has no severities or timings to verify: "
+            "verify a results file (run --json)"
+        ]
+    errors = sorted(
+        validator("results").iter_errors(document), key=lambda e: [str(p) for p in e.path]
+    )
+    if errors:
+        shown = [f"schema: {_where(list(e.absolute_path))}: {e.message}" for e in errors]
+        if len(shown) > _SCHEMA_PROBLEMS:
+            rest = len(shown) - _SCHEMA_PROBLEMS
+            shown = [*shown[:_SCHEMA_PROBLEMS], f"schema: … and {rest} more"]
+        return shown  # the checks below rely on the shape
+    problems: list[str] = []
+    claimed = document["corpus"]
+    if claimed["version"] != corpus.version:
+        problems.append(
+            f"corpus.version: the file says {claimed['version']!r}, "
+            f"the corpus at {corpus.root} is {corpus.version!r}"
+        )
+    if claimed["sha256"] != corpus.sha256:
+        problems.append(
+            f"corpus.sha256: the file says {claimed['sha256']}, the corpus at {corpus.root} "
+            f"digests to {corpus.sha256} (another corpus, or the file was edited)"
+        )
+    results: list[dict[str, Any]] = document["results"]
+    counted = recount(results)
+    for key, value in document["summary"].items():
+        if key in counted and value != counted[key]:
+            problems.append(
+                f"summary.{key}: the file says {value}, its results add up to {counted[key]}"
+            )
+    problems.extend(_result_problems(document, corpus))
+    return problems
+
+
+def _result_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
+    cases = {c.id: c for c in corpus.cases}
+    transports = set(document["run"]["transports"])
+    capabilities = set(document["adapter"]["capabilities"])
+    problems: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for index, row in enumerate(document["results"]):
+        where = f"results[{index}] ({row['case']} [{row['transport']}])"
+        key = (row["case"], row["transport"])
+        if key in seen:
+            problems.append(f"{where}: listed twice")
+        seen.add(key)
+        if row["transport"] not in transports:
+            problems.append(f"{where}: transport not among the run's {sorted(transports)}")
+        case = cases.get(row["case"])
+        if case is None:
+            problems.append(f"{where}: not a case of corpus {corpus.version}")
+            continue
+        problems.extend(f"{where}: {p}" for p in _row_problems(row, case, capabilities))
+    return problems
+
+
+def _row_problems(row: dict[str, Any], case: Case, capabilities: set[str]) -> list[str]:
+    problems = []
+    if row["expected_sha256"] != case.expected_sha256:
+        problems.append(
+            f"expected_sha256 {row['expected_sha256'][:12]}… is not the case's expectation "
+            f"({case.expected_sha256[:12]}…): the expectation was changed"
+        )
+    if row["severity"] != case.severity:
+        problems.append(f"severity {row['severity']!r}, the case says {case.severity!r}")
+    if not case.runnable:
+        problems.append("the case is recorded and not yet reviewed: no run scores it")
+    if row["transport"] == "recorded" and not case.has_chunks:
+        problems.append("the case has no chunks.json: no run scores it under 'recorded'")
+    missing = sorted(case.requires - capabilities)
+    if row["verdict"] == "skip" and not missing:
+        problems.append("skip, yet the adapter declares every capability the case requires")
+    if row["verdict"] != "skip" and missing:
+        problems.append(f"{row['verdict']}, yet the adapter lacks {', '.join(missing)}")
+    if row["verdict"] == "pass" and row["mismatches"]:
+        problems.append("pass with mismatches")
+    return problems
+
+
+def _where(path: list[Any]) -> str:
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    return text.lstrip(".") or "(top level)"
+
+
+def badge_document(document: Mapping[str, Any], corpus: Corpus) -> dict[str, Any]:
+    """A shields.io endpoint badge for a results document (verify it first).
+
+    It counts cases of severity ``must``: a case passes when it passed (or
+    xpassed) under every transport that ran it; one the adapter skipped under
+    every transport (a capability it does not declare) is left out and shown
+    as skipped; a runnable ``must`` case of the corpus that the file has no
+    result for counts as not passed, so a partial run cannot look complete.
+    """
+    verdicts: dict[str, list[str]] = {}
+    for row in document["results"]:
+        if row["severity"] == BADGE_SEVERITY:
+            verdicts.setdefault(row["case"], []).append(row["verdict"])
+    passed = failed = skipped = 0
+    for found in verdicts.values():
+        ran = [v for v in found if v != "skip"]
+        if not ran:
+            skipped += 1
+        elif all(v in _PASSING for v in ran):
+            passed += 1
+        else:
+            failed += 1
+    unrun = sum(
+        1
+        for c in corpus.cases
+        if c.runnable and c.severity == BADGE_SEVERITY and c.id not in verdicts
+    )
+    total = passed + failed + unrun
+    message = f"{BADGE_SEVERITY} {passed}/{total}"
+    notes = [f"{n} {label}" for n, label in ((unrun, "not run"), (skipped, "skipped")) if n]
+    if notes:
+        message += f" ({', '.join(notes)})"
+    if total == 0:
+        color = "lightgrey"
+    elif passed == total:
+        color = "green"
+    else:
+        color = "red"
+    return {
+        "schemaVersion": 1,
+        "label": f"streamproof {document['corpus']['version']}",
+        "message": message,
+        "color": color,
+    }
+
+
+def write_badge(
+    results_path: Path, badge_path: Path, corpus: Corpus | Path | None = None
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """Verify ``results_path`` and, only when verified, write its badge.
+
+    Returns the badge (``None`` when refused) and the problems found.
+    """
+    loaded = as_corpus(corpus)
+    problems = verify(results_path, loaded)
+    if problems:
+        return None, problems
+    document, _ = read_document(results_path)
+    badge = badge_document(document, loaded)
+    write_json(badge_path, badge)
+    return badge, []
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as indented JSON."""
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
