@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     except DiffError as exc:
         print(f"streamproof: {exc}", file=sys.stderr)
         return 2
-    text = json.dumps(result.as_dict(), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(result.as_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if args.json is not None and str(args.json) == "-":
         sys.stdout.write(text)
     else:

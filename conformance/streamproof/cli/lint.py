@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamproof lint: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print("\n".join(report.lines()))
     return report.exit_code

@@ -188,5 +188,5 @@ def write_manifest(root: Path) -> dict[str, Any]:
         "files": files,
         "retired": retired,
     }
-    path.write_bytes((json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode("utf-8"))
+    path.write_bytes((json.dumps(manifest, indent=2, sort_keys=False, allow_nan=False) + "\n").encode("utf-8"))
     return manifest

@@ -26,6 +26,7 @@ from typing import Any
 
 from . import nodejs
 from .loader import CAPABILITIES, AdapterError
+from .strict_json import NotStrictJSON, reject_constant
 
 __all__ = ["AdapterProcess", "Reply", "process_for"]
 
@@ -184,7 +185,11 @@ class AdapterProcess:
         while True:
             line = self._read_line(deadline, timeout)
             try:
-                reply = json.loads(line)
+                reply = json.loads(line, parse_constant=reject_constant)
+            except NotStrictJSON as exc:  # NaN or Infinity: not JSON, whatever Python accepts
+                raise _Dead(
+                    Reply("crash", message=f"protocol: reply is not strict JSON: {exc}")
+                ) from None
             except ValueError:
                 raise _Dead(
                     Reply("crash", message=f"protocol: not a JSON line: {line[:80]!r}")

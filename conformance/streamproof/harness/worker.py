@@ -36,13 +36,23 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
-    """The reply to one case: its outcome, or why there is none."""
+    """The reply to one case: its outcome, or why there is none.
+
+    An outcome that ``json`` would write but is not strict JSON (NaN,
+    Infinity, a key that is not a string) is a crash naming where: it must
+    never reach a results file.
+    """
+    from .strict_json import first_problem
+
     try:
         outcome = produce()
     except Exception as exc:  # the adapter's (or its client's) fault: a crash verdict
         return {"seq": seq, "crash": _one_line(exc)}
+    problem = first_problem(outcome)
+    if problem:
+        return {"seq": seq, "crash": f"outcome is not strict JSON: {problem}"}
     try:
-        json.dumps(outcome)
+        json.dumps(outcome, allow_nan=False)
     except (TypeError, ValueError) as exc:
         return {"seq": seq, "invalid": f"outcome is not JSON: {_one_line(exc)}"}
     return {"seq": seq, "outcome": outcome}

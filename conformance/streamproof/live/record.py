@@ -329,8 +329,10 @@ def _write(out: Path, data: dict[str, Any], got: Capture) -> None:
         (out / data["response"]["body"]).write_bytes(got.body)
         if got.sizes:
             chunks = {"sizes": got.sizes, "delays_ms": got.delays_ms}
-            (out / "chunks.json").write_bytes((json.dumps(chunks) + "\n").encode("utf-8"))
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            (out / "chunks.json").write_bytes(
+                (json.dumps(chunks, allow_nan=False) + "\n").encode("utf-8")
+            )
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         (out / "case.json").write_bytes(text.encode("utf-8"))
     except FileExistsError:
         raise RecordError(f"{out}: already exists; refusing to overwrite a case") from None

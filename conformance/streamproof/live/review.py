@@ -122,7 +122,7 @@ def _review(args: argparse.Namespace, console: _Console) -> int:
         raise ReviewError(
             f"{folder / 'case.json'}: the reviewed case breaks the schema: {problem}", 1
         )
-    text = json.dumps(reviewed, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(reviewed, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     (folder / "case.json").write_bytes(text.encode("utf-8"))
     console.say(f"reviewed {data['id']} by {reviewer}: it runs from now on")
     console.say("record the change with 'streamproof manifest' and 'streamproof validate'")

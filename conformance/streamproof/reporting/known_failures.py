@@ -85,5 +85,7 @@ def write_expectations(results_doc: Mapping[str, Any], path: Path) -> dict[str, 
     problem = schema_errors("expectations", document)
     if problem:  # our own bug: never write a file --expect would refuse
         raise ValueError(f"expectations document does not match its schema: {problem}")
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+    )
     return document

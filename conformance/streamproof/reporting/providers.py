@@ -128,7 +128,9 @@ def write_provider_report(corpus: Corpus, out_html: Path, out_json: Path) -> dic
     """Write the report as HTML and JSON; return the JSON document."""
     data = provider_report(corpus)
     out_json.parent.mkdir(parents=True, exist_ok=True)
-    out_json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    out_json.write_text(
+        json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+    )
     out_html.parent.mkdir(parents=True, exist_ok=True)
     cells = {p["provider"]: {q["quirk"]: q for q in p["quirks"]} for p in data["providers"]}
     html = template("providers.html.j2").render(**data, cells=cells, json_name=out_json.name)

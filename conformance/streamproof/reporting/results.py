@@ -82,7 +82,8 @@ def write_json(document: dict[str, Any], path: Path) -> None:
     problem = schema_errors("results", document)
     if problem:  # our own bug: never write a file that breaks the contract
         raise ValueError(f"results document does not match its schema: {problem}")
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def baseline_document(
@@ -122,8 +123,11 @@ def baseline_document(
 def write_baseline(document: dict[str, Any], path: Path) -> None:
     """JSON with one result per line: small, and a diff shows one line per change."""
     head = {k: v for k, v in document.items() if k != "results"}
-    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in document["results"]]
-    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2]
+    lines = [
+        json.dumps(r, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        for r in document["results"]
+    ]
+    text = json.dumps(head, indent=1, ensure_ascii=False, allow_nan=False)[:-2]
     text += ',\n "results": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
     json.loads(text)  # it must stay one JSON document
     path.write_text(text, encoding="utf-8")

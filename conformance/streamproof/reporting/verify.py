@@ -4,10 +4,11 @@ A results file (``run --json``) is a claim: "this parser, on this corpus,
 got these verdicts". ``verify`` checks that the claim is consistent with the
 corpus it names and with itself: the schema, the corpus version and digest,
 each result's case, severity and expectation digest, the skips against the
-adapter's declared capabilities, and the summary against the verdicts. It
-does not re-run the parser: a verdict flipped by hand from ``fail`` to
-``pass`` (with the summary fixed to match) is beyond what a file can show;
-re-running the adapter is the only check of that.
+adapter's declared capabilities, and the summary against the verdicts; and
+the file must be strict JSON (no NaN, no Infinity). It does not re-run the
+parser: a verdict flipped by hand from ``fail`` to ``pass`` (with the
+summary fixed to match) is beyond what a file can show; re-running the
+adapter is the only check of that.
 
 A badge is computed from a verified file only, never from an unverified one.
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..corpus.cases import Case, Corpus, load_corpus
 from ..corpus.schemas import validator
+from ..harness.strict_json import loads as strict_loads
 
 __all__ = [
     "BADGE_SEVERITY",
@@ -49,11 +51,12 @@ def as_corpus(corpus: Corpus | Path | None) -> Corpus:
 def read_document(path: Path) -> tuple[Any, str | None]:
     """The JSON in ``path`` and ``None``, or ``None`` and why it is not JSON.
 
+    Strict JSON only: ``NaN`` or ``Infinity`` anywhere makes it not JSON.
     ``OSError`` (a missing or unreadable file) propagates: that is a usage error.
     """
     data = path.read_bytes()
     try:
-        return json.loads(data.decode("utf-8")), None
+        return strict_loads(data.decode("utf-8")), None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         return None, f"not valid JSON: {exc}"
 
@@ -243,4 +246,4 @@ def write_badge(
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` as indented JSON."""
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -1,0 +1,73 @@
+"""Strict JSON (RFC 8259): no NaN, no Infinity, string keys only.
+
+Python's ``json`` reads and writes ``NaN`` and ``Infinity`` by default and
+turns an ``int`` key into a string without a word; neither is JSON, and a
+results file that carries them is not one any other tool can read. The
+worker refuses such an outcome (``first_problem``), the harness refuses such
+a reply from an adapter in any language (``reject_constant``), and
+``verify`` refuses such a results file (``loads``).
+
+Standard library only: the adapter worker imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, NoReturn
+
+__all__ = ["NotStrictJSON", "first_problem", "loads", "reject_constant"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class NotStrictJSON(ValueError):
+    """A JSON text uses a constant outside the standard (``NaN``, ``Infinity``)."""
+
+
+def reject_constant(name: str) -> NoReturn:
+    """``parse_constant`` for ``json.loads``: refuse ``NaN``, ``Infinity``, ``-Infinity``."""
+    raise NotStrictJSON(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` that raises ``NotStrictJSON`` on ``NaN`` and ``Infinity``."""
+    return json.loads(text, parse_constant=reject_constant)
+
+
+def _step(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _NAME.match(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def first_problem(value: Any) -> str | None:
+    """Where ``value`` stops being strict JSON, e.g. ``choices[0].usage.total_tokens is NaN``.
+
+    Only what ``json.dumps`` would write silently is looked for (a float that
+    is not finite, a key that is not a string); a value it cannot write at
+    all is left for ``json.dumps`` to refuse. Iterative, and each container
+    is visited once, so neither a deep nor a circular value defeats it.
+    """
+    stack: list[tuple[str, Any]] = [("", value)]
+    seen: set[int] = set()
+    while stack:
+        path, item = stack.pop()
+        where = path or "the outcome"
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{where} is {json.dumps(item)}"
+        if not isinstance(item, (dict, list, tuple)) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return f"{where} has a key that is not a string: {key!r}"
+            children = [(_step(path, k), v) for k, v in item.items()]
+        else:
+            children = [(_step(path, i), v) for i, v in enumerate(item)]
+        stack.extend(reversed(children))
+    return None
