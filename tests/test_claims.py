@@ -256,8 +256,10 @@ def test_badge_counts_failures_skips_and_cases_not_run(passing_pair: tuple[Path,
             row["verdict"] = "skip"
     badge = badge_document(document, corpus)
     skipped = len(ran) - len(passed)
+    share = len(passed) * 100 // len(must)  # the scored share, rounded down
     assert badge["message"] == (
-        f"must {len(passed)}/{len(passed) + unrun} ({unrun} not run, {skipped} skipped)"
+        f"must {len(passed)}/{len(passed) + unrun}, {share}% scored "
+        f"({unrun} not run, {skipped} skipped)"
     )
 
 

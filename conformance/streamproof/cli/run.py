@@ -15,6 +15,7 @@ from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess
 from ..harness.transports import TRANSPORTS, parse_transports
 from ..live.review import awaiting_notice, awaiting_review
+from ..reporting.coverage import nothing_scored
 from ..reporting.known_failures import write_expectations
 from ..reporting.results import (
     baseline_document,
@@ -205,4 +206,8 @@ def execute_run(request: RunOptions) -> int:
     for label, path in (("report", request.html), ("junit", request.junit)):
         if path:
             print(f"{label}: {path}")
+    # A run that scored nothing is no result at all, whatever the files say.
+    unscored = nothing_scored(document["summary"], request.transports)
+    if unscored:
+        raise RunError(unscored)
     return exit_status(results, request.fail_on)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..reporting.coverage import coverage_line
 from ..reporting.verify import as_corpus, badge_document, read_document, verify, write_json
 
 __all__ = ["add_arguments", "run"]
@@ -55,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         f"{corpus.version} (sha256 {corpus.sha256}), {summary['total']} case runs, "
         f"{summary['passed']} passed"
     )
+    for severity, figures in summary.get("by_severity", {}).items():
+        if figures["runs"]:
+            print(f"  {coverage_line(severity, figures)}")
     if args.badge:
         badge = badge_document(document, corpus)
         write_json(args.badge, badge)

@@ -1,7 +1,8 @@
 """Everything a run leaves behind, rendered: results, terminal, HTML, matrix, claims.
 
 Layer 5. ``results`` writes the results and baseline documents,
-``terminal`` the progress and summary, ``wire`` the wire view of a body,
+``coverage`` counts how much of a run was scored, ``terminal`` the progress
+and summary, ``wire`` the wire view of a body,
 ``render`` loads the templates, ``fragments`` the pytest-html pieces,
 ``matrix`` the cross-adapter matrix, ``providers`` the provider report,
 ``verify`` checks a results file and makes its badge, ``run_files`` reads runs

@@ -14,7 +14,9 @@ from typing import Any
 
 from ..harness.engine import Result, Verdict
 from ..harness.transports import boundaries
+from .coverage import coverage_line
 from .render import template
+from .results import coverage_of
 from .wire import wire_view
 
 __all__ = ["WIRE_LIMIT", "failure_html", "summary_html"]
@@ -43,7 +45,9 @@ def summary_html(results: Iterable[Result], *, adapter: str, corpus: str, seed: 
     for title, table in groups.items():
         names = sorted(table, key=lambda n: (severity_order.get(n, 9), n))
         rows.append((title, [(name, dict(table[name])) for name in names]))
+    by_severity = coverage_of(results)["by_severity"]
     return template("summary.html.j2", trim=False).render(
+        coverage=[coverage_line(s, f) for s, f in by_severity.items() if f["runs"]],
         adapter=adapter,
         corpus=corpus,
         seed=seed,

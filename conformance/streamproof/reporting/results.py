@@ -14,10 +14,12 @@ from ..__about__ import __version__
 from ..corpus.cases import SEVERITIES, Corpus
 from ..corpus.schemas import schema_errors
 from ..harness.engine import Result, Verdict
+from .coverage import coverage, lacking_from_message
 
 __all__ = [
     "SEVERITIES",
     "baseline_document",
+    "coverage_of",
     "exit_status",
     "results_document",
     "summarize",
@@ -42,6 +44,14 @@ def summarize(results: Iterable[Result]) -> dict[str, int]:
     }
     summary["errors"] = summary["crashed"] + summary["timed_out"]
     return summary
+
+
+def coverage_of(results: Iterable[Result]) -> dict[str, Any]:
+    """How much of the run was scored (``coverage.coverage``), from its results."""
+    return coverage(
+        (r.case.severity, r.verdict.value, lacking_from_message(r.verdict.value, r.message))
+        for r in results
+    )
 
 
 def exit_status(results: Iterable[Result], fail_on: str = "may") -> int:
@@ -72,7 +82,7 @@ def results_document(
             "platform": f"{platform.python_implementation()} {platform.python_version()} "
             f"on {platform.system()} {platform.machine()}",
         },
-        "summary": summarize(results),
+        "summary": {**summarize(results), **coverage_of(results)},
         "results": [r.as_dict() for r in results],
     }
 

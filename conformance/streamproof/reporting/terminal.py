@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..harness.engine import Result, Verdict
-from .results import summarize
+from .coverage import coverage_line
+from .results import coverage_of, summarize
 
 __all__ = ["Progress", "print_summary"]
 
@@ -36,7 +37,12 @@ class Progress:
 
 
 def print_summary(results: list[Result], adapter: str, corpus: str, stream: TextIO) -> None:
-    """Each failing case × transport with its first divergence, then one line."""
+    """Each failing case × transport with its first divergence, one line, then coverage.
+
+    The coverage lines (one per severity that ran) say how much was scored:
+    a skip is not a pass, and a run that skipped most of its ``must`` cases
+    must not read like one that passed them.
+    """
     for result in results:
         if result.verdict in _SHOWN:
             stream.write(
@@ -54,3 +60,7 @@ def print_summary(results: list[Result], adapter: str, corpus: str, stream: Text
     stream.write(
         f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({s['total']} case runs)\n"
     )
+    by_severity = coverage_of(results)["by_severity"]
+    for severity, figures in by_severity.items():
+        if figures["runs"]:
+            stream.write(f"  {coverage_line(severity, figures)}\n")

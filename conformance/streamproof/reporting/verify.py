@@ -4,11 +4,11 @@ A results file (``run --json``) is a claim: "this parser, on this corpus,
 got these verdicts". ``verify`` checks that the claim is consistent with the
 corpus it names and with itself: the schema, the corpus version and digest,
 each result's case, severity and expectation digest, the skips against the
-adapter's declared capabilities, and the summary against the verdicts; and
-the file must be strict JSON (no NaN, no Infinity). It does not re-run the
-parser: a verdict flipped by hand from ``fail`` to ``pass`` (with the
-summary fixed to match) is beyond what a file can show; re-running the
-adapter is the only check of that.
+adapter's declared capabilities, and the summary, its coverage figures
+included, against the verdicts; and the file must be strict JSON (no NaN,
+no Infinity). It does not re-run the parser: a verdict flipped by hand from
+``fail`` to ``pass`` (with the summary fixed to match) is beyond what a file
+can show; re-running the adapter is the only check of that.
 
 A badge is computed from a verified file only, never from an unverified one.
 """
@@ -24,6 +24,7 @@ from typing import Any
 from ..corpus.cases import Case, Corpus, load_corpus
 from ..corpus.schemas import validator
 from ..harness.strict_json import loads as strict_loads
+from .coverage import coverage
 
 __all__ = [
     "BADGE_SEVERITY",
@@ -127,8 +128,46 @@ def verify_document(document: Any, corpus: Corpus) -> list[str]:
             problems.append(
                 f"summary.{key}: the file says {value}, its results add up to {counted[key]}"
             )
+    problems.extend(_coverage_problems(document, corpus))
     problems.extend(_result_problems(document, corpus))
     return problems
+
+
+def _coverage_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
+    """The coverage figures of the summary against those its results add up to.
+
+    A file written before the figures existed has none, and none are checked.
+    """
+    cases = {c.id: c for c in corpus.cases}
+    capabilities = set(document["adapter"]["capabilities"])
+    rows = []
+    for row in document["results"]:
+        case = cases.get(row["case"])
+        lacking = case.requires - capabilities if case is not None else set()
+        rows.append((row["severity"], row["verdict"], lacking if row["verdict"] == "skip" else ()))
+    counted = coverage(rows)
+    problems = []
+    for key in counted:
+        if key not in document["summary"]:
+            continue
+        claimed, actual = _leaves(document["summary"][key]), _leaves(counted[key])
+        for path in sorted(set(claimed) | set(actual)):
+            said, real = claimed.get(path, "nothing"), actual.get(path, 0)
+            if said != real:
+                problems.append(
+                    f"summary.{key}{path}: the file says {said}, its results add up to {real}"
+                )
+    return problems
+
+
+def _leaves(value: Any, path: str = "") -> dict[str, Any]:
+    """The leaves of nested objects by dotted path: ``{".must.runs": 12, …}``."""
+    if not isinstance(value, dict):
+        return {path: value}
+    found: dict[str, Any] = {}
+    for key, item in value.items():
+        found.update(_leaves(item, f"{path}.{key}"))
+    return found
 
 
 def _result_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
@@ -186,9 +225,12 @@ def badge_document(document: Mapping[str, Any], corpus: Corpus) -> dict[str, Any
 
     It counts cases of severity ``must``: a case passes when it passed (or
     xpassed) under every transport that ran it; one the adapter skipped under
-    every transport (a capability it does not declare) is left out and shown
-    as skipped; a runnable ``must`` case of the corpus that the file has no
-    result for counts as not passed, so a partial run cannot look complete.
+    every transport (a capability it does not declare) is left out of the
+    count and shown as skipped, with the share of ``must`` cases scored in
+    the message and a yellow colour, so that a badge never reads as a full
+    pass when cases were skipped; a runnable ``must`` case of the corpus that
+    the file has no result for counts as not passed, so a partial run cannot
+    look complete.
     """
     verdicts: dict[str, list[str]] = {}
     for row in document["results"]:
@@ -210,13 +252,15 @@ def badge_document(document: Mapping[str, Any], corpus: Corpus) -> dict[str, Any
     )
     total = passed + failed + unrun
     message = f"{BADGE_SEVERITY} {passed}/{total}"
+    if skipped:
+        message += f", {_share(passed + failed, total + skipped)} scored"
     notes = [f"{n} {label}" for n, label in ((unrun, "not run"), (skipped, "skipped")) if n]
     if notes:
         message += f" ({', '.join(notes)})"
     if total == 0:
         color = "lightgrey"
     elif passed == total:
-        color = "green"
+        color = "yellow" if skipped else "green"
     else:
         color = "red"
     return {
@@ -225,6 +269,13 @@ def badge_document(document: Mapping[str, Any], corpus: Corpus) -> dict[str, Any
         "message": message,
         "color": color,
     }
+
+
+def _share(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a percentage rounded down: 99.9% is not 100%."""
+    if part and part * 100 < whole:
+        return "<1%"
+    return f"{part * 100 // whole}%"
 
 
 def write_badge(
