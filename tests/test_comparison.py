@@ -275,3 +275,20 @@ def _results_with(row: dict[str, Any]) -> dict[str, Any]:
         "summary": summary,
         "results": [row],
     }
+
+
+def test_an_absent_key_survives_the_result_round_trip() -> None:
+    """The verdict crosses process boundaries as JSON; <absent> stays absent."""
+    from streamproof.corpus import load_corpus
+    from streamproof.harness.engine import Result, judge
+
+    case = next(c for c in load_corpus().cases if c.id == "openai/http-500-server-error")
+    error = {"message": "The server had an error", "http_status": 500}
+    outcome = {"status": "error", "choices": [], "error": error}
+    result = judge(case, "whole", outcome, 0.0)
+    assert result.first_divergence == "error.type: want 'server_error', got <absent>"
+    row = result.as_dict()
+    assert row["mismatches"][0]["actual_absent"] is True
+    assert Result.from_dict(row, case).first_divergence == result.first_divergence
+    # error.code: null is met by the absent key (§12.5.3): only type diverges.
+    assert [m.path for m in result.mismatches] == ["error.type"]
