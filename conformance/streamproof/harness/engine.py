@@ -59,9 +59,7 @@ class Result:
     @classmethod
     def from_dict(cls, data: dict[str, Any], case: Case) -> Result:
         """The result ``as_dict`` wrote (it crosses process boundaries as JSON)."""
-        mismatches = [
-            Divergence(m["field"], m["expected"], m["actual"]) for m in data["mismatches"]
-        ]
+        mismatches = [Divergence.from_dict(m) for m in data["mismatches"]]
         return cls(
             case,
             data["transport"],

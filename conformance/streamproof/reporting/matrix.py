@@ -249,7 +249,7 @@ def _cut(text: str, limit: int = TEXT_LIMIT) -> str:
 def _divergence(row: dict[str, Any]) -> str:
     if row["mismatches"]:
         first = row["mismatches"][0]
-        return _cut(str(Divergence(first["field"], first["expected"], first["actual"])))
+        return _cut(str(Divergence.from_dict(first)))
     return _cut(str(row.get("message", "")))
 
 

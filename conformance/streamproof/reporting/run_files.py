@@ -92,7 +92,7 @@ def row_divergence(row: Mapping[str, Any]) -> str:
     mismatches = row.get("mismatches") or []
     if mismatches:
         first = mismatches[0]
-        return str(Divergence(first["field"], first["expected"], first["actual"]))
+        return str(Divergence.from_dict(first))
     return str(row.get("message", ""))
 
 

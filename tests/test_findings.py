@@ -1,0 +1,136 @@
+"""reports/FINDINGS.md agrees with the baselines: every count comes from them.
+
+``scripts/findings`` writes the counts; these tests run its check on the
+repository, and show that the check catches a count edited by hand, an entry
+whose case no longer fails, and a failing case no entry explains.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script() -> ModuleType:
+    path = ROOT / "scripts" / "findings"
+    loader = importlib.machinery.SourceFileLoader("findings_script", str(path))
+    spec = importlib.util.spec_from_loader("findings_script", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+findings = _script()
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    """A repository root with its own reports/ and the real corpus."""
+    shutil.copytree(ROOT / "reports", tmp_path / "reports")
+    (tmp_path / "corpus").symlink_to(ROOT / "corpus")
+    return tmp_path
+
+
+def _edit_baseline(root: Path, adapter: str, change: Any) -> None:
+    path = root / "reports" / "baselines" / f"{adapter}.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+def test_findings_agree_with_the_baselines() -> None:
+    assert findings.check() == []
+
+
+def test_every_entry_is_a_known_kind_and_the_conventions_are_gone() -> None:
+    document = json.loads((ROOT / "reports" / "findings.json").read_text(encoding="utf-8"))
+    kinds = {entry["kind"] for entry in document["entries"]}
+    assert kinds <= {"defect", "deliberate", "adapter"}
+    ids = {entry["id"] for entry in document["entries"]}
+    # Conventions of semantics §12.5, no longer failures (corpus 1.1.0).
+    assert ids.isdisjoint({"OP-5", "OP-7", "N-1", "N-3", "V-2", "V-3", "LC-6", "LC-7"})
+    text = (ROOT / "reports" / "FINDINGS.md").read_text(encoding="utf-8")
+    assert "## Deliberate behaviour (not defects)" in text
+
+
+def test_a_count_edited_by_hand_is_caught(copy: Path) -> None:
+    path = copy / "reports" / "FINDINGS.md"
+    text = path.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("| openai-python |"))
+    cells = line.split(" | ")
+    cells[2] = str(int(cells[2]) + 6)  # the pass count
+    path.write_text(text.replace(line, " | ".join(cells)), encoding="utf-8")
+    assert findings.check(copy) == ["FINDINGS.md: block table differs from the baselines"]
+
+
+def test_an_entry_whose_case_passes_is_caught(copy: Path) -> None:
+    def passes(document: dict[str, Any]) -> None:
+        for row in document["results"]:
+            if row["case"] == "sse-spec/bom-at-start":
+                row["verdict"] = "pass"
+                row.pop("first_divergence", None)
+
+    _edit_baseline(copy, "httpx-sse", passes)
+    found = findings.check(copy)
+    assert "H-1: sse-spec/bom-at-start does not fail in httpx-sse's baseline" in found
+
+
+def test_a_failure_no_entry_explains_is_caught(copy: Path) -> None:
+    def fails(document: dict[str, Any]) -> None:
+        row = next(r for r in document["results"] if r["case"] == "generic/finish-reason-length")
+        row["verdict"] = "fail"
+        row["first_divergence"] = "choices[0].finish_reason: want 'length', got 'stop'"
+
+    _edit_baseline(copy, "reference", fails)
+    found = findings.check(copy)
+    assert any(
+        line.startswith("reference: generic/finish-reason-length fails") for line in found
+    ), found
+
+
+def test_write_regenerates_what_check_wants(copy: Path) -> None:
+    path = copy / "reports" / "FINDINGS.md"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("| reference |", "| reference (edited) |"),
+        encoding="utf-8",
+    )
+    assert findings.check(copy) != []
+    document = json.loads((copy / "reports" / "findings.json").read_text(encoding="utf-8"))
+    baselines = findings.load_baselines(copy / "reports" / "baselines")
+    text = findings.render(
+        path.read_text(encoding="utf-8"), document, baselines, findings.severities(copy)
+    )
+    path.write_text(text, encoding="utf-8")
+    assert findings.check(copy) == []
+
+
+def test_diff_lists_the_convention_and_the_changed_expectation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 1.0.1-style baseline against the shipped one shows what 1.1.0 changed."""
+    from streamproof.cli import main
+
+    new = ROOT / "reports" / "baselines" / "openai-python.json"
+    old = json.loads(new.read_text(encoding="utf-8"))
+    old["corpus"]["version"] = "1.0.1"
+    old["expected_sha256"]["generic/empty-id-on-every-chunk"] = "0" * 64
+    for row in old["results"]:
+        if row["case"] == "snowflake/empty-id-and-created-zero":
+            row["verdict"] = "fail"
+            row["first_divergence"] = "id: want null, got ''"
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    assert main(["diff", str(tmp_path / "old.json"), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "snowflake/empty-id-and-created-zero [whole] fail → pass" in out
+    assert "generic/empty-id-on-every-chunk" in out
+    assert "1 changed expectation" in out
