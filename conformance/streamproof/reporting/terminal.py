@@ -15,7 +15,8 @@ _SHOWN = (Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS)
 class Progress:
     """A one-line counter on a terminal; silent when output is not a terminal."""
 
-    def __init__(self, total: int, stream: TextIO) -> None:
+    def __init__(self, total: int, stream: TextIO, *, every: bool = False) -> None:
+        self._every = every  # a line per case run (-v), whether a terminal or not
         self._total = total
         self._count = 0
         self._bad = 0
@@ -25,7 +26,11 @@ class Progress:
     def step(self, result: Result) -> None:
         self._count += 1
         self._bad += result.verdict in _SHOWN
-        if self._live and (self._count % 25 == 0 or self._count == self._total):
+        if self._every:
+            self._stream.write(
+                f"{result.verdict.value.upper():<7} {result.case.id} [{result.transport}]\n"
+            )
+        elif self._live and (self._count % 25 == 0 or self._count == self._total):
             self._stream.write(f"\r{self._count}/{self._total} run, {self._bad} failing")
             self._stream.flush()
 
@@ -35,10 +40,13 @@ class Progress:
             self._stream.flush()
 
 
-def print_summary(results: list[Result], adapter: str, corpus: str, stream: TextIO) -> None:
-    """Each failing case × transport with its first divergence, then one line."""
+def print_summary(
+    results: list[Result], adapter: str, corpus: str, stream: TextIO, *, details: bool = True
+) -> None:
+    """Each failing case × transport with its first divergence (unless not ``details``),
+    then one line."""
     for result in results:
-        if result.verdict in _SHOWN:
+        if details and result.verdict in _SHOWN:
             stream.write(
                 f"{result.verdict.value.upper():<7} {result.case.id} "
                 f"[{result.transport}] ({result.case.severity}): "
@@ -51,6 +59,5 @@ def print_summary(results: list[Result], adapter: str, corpus: str, stream: Text
         for k in ("skipped", "crashed", "timed_out", "xfailed", "xpassed")
         if s[k]
     ]
-    stream.write(
-        f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({s['total']} case runs)\n"
-    )
+    runs = f"{s['total']} case run" + ("" if s["total"] == 1 else "s")
+    stream.write(f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({runs})\n")
