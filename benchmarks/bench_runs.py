@@ -86,13 +86,13 @@ def timed_pass(
 
 def command(transport: str, case: str | None, expected: int, folder: str) -> tuple[float, str]:
     """Wall seconds of one ``streamproof run`` subprocess, and what went wrong ("" if nothing)."""
-    argv = [sys.executable, "-m", "streamproof", "run", "--adapter", "reference"]
+    argv = [sys.executable, "-m", "streamproof", "run", "--adapter", "reference", "--no-html"]
     argv += ["--transport", transport, "--seed", str(SEED)]
     argv += ["--case", case] if case else []
     started = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=folder, check=False)
     elapsed = time.perf_counter() - started
-    found = re.search(r"\((\d+) case runs\)", proc.stdout)
+    found = re.search(r"\((\d+) case runs?\)", proc.stdout)
     runs = int(found.group(1)) if found else -1
     if proc.returncode != 0 or runs != expected:
         tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from .corpus.cases import SEVERITIES, Case, CorpusError, load_corpus
-from .harness.engine import Engine, Result, Verdict, plan, select
+from .harness.engine import Engine, Result, Verdict
 from .harness.expectations import Expectations, load_expectations
 from .harness.loader import AdapterError
+from .harness.selection import KeywordError, Selection
 from .harness.transports import TRANSPORTS, parse_transports
 
 __all__ = ["StreamproofFailure", "StreamproofItem", "StreamproofSession"]
@@ -48,6 +49,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="GLOB",
         help="only cases whose id matches (repeatable)",
+    )
+    group.addoption(
+        "--streamproof-provider",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this provider's cases (repeatable)",
+    )
+    group.addoption(
+        "--streamproof-keyword",
+        metavar="EXPR",
+        help="only runs whose id, title, tags, provider, severity or transport match EXPR",
     )
     group.addoption("--streamproof-corpus", metavar="DIR", help="another corpus folder")
     group.addoption("--streamproof-expect", metavar="FILE", help="known failures (JSON)")
@@ -116,7 +129,15 @@ class StreamproofSession:
             )
         except CorpusError as exc:
             raise pytest.UsageError("streamproof: " + "; ".join(exc.problems)) from None
-        self.cases = select(self.corpus.cases, config.getoption("streamproof_case"))
+        try:
+            selection = Selection.parse(
+                config.getoption("streamproof_case"),
+                config.getoption("streamproof_provider"),
+                config.getoption("streamproof_keyword") or "",
+            )
+        except KeywordError as exc:
+            raise pytest.UsageError(f"streamproof: {exc}") from None
+        self.work = selection.plan(self.corpus.cases, self.transports)
         worker_input = getattr(config, "workerinput", None)
         seed = config.getoption("streamproof_seed")
         if worker_input is not None and "streamproof_seed" in worker_input:
@@ -172,7 +193,12 @@ class StreamproofSession:
             session, name="streamproof", nodeid="streamproof"
         )
         collector.streamproof = self
-        items.extend(collector.collect())
+        ours = collector.collect()
+        # Reported like any collector's result, so "collected N items" counts them
+        # and -k / --lf deselect from the right total.
+        report = pytest.CollectReport(collector.nodeid, "passed", None, list(ours))
+        self.config.hook.pytest_collectreport(report=report)
+        items.extend(ours)
 
     # -- reporting --------------------------------------------------------
 
@@ -260,7 +286,7 @@ class StreamproofCollector(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         session = self.streamproof
         items: list[pytest.Item] = []
-        for case, transport in plan(session.cases, session.transports):
+        for case, transport in session.work:
             name = f"{case.id}[{transport}]"
             # The node id is given whole so that it parses back to the same id
             # that --lf and xdist keep (a bracketed name otherwise does not).

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -70,7 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, module = command_parser(known.command)
     args = parser.parse_args(rest)
     try:
-        return int(module.run(args))
+        code = int(module.run(args))
+        sys.stdout.flush()  # here, where a closed pipe can still be caught
+        return code
+    except BrokenPipeError:
+        return _closed_pipe()
     except CorpusError as exc:
         for problem in exc.problems:
             print(f"streamproof: {problem}", file=sys.stderr)
@@ -79,3 +84,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"streamproof: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
     return 2
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``streamproof list | head``): end quietly, as ``cat`` does.
+
+    Nothing more can be written, and Python would complain when it flushes
+    stdout at exit, so stdout is pointed at /dev/null first. 141 is what a
+    shell reports for a process killed by SIGPIPE.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141

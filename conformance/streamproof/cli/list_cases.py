@@ -6,7 +6,7 @@ import argparse
 
 from ..corpus.cases import load_corpus
 from ..errors import UsageError
-from .options import add_corpus_option
+from .options import add_corpus_option, plural
 
 __all__ = ["add_arguments", "run"]
 
@@ -32,5 +32,7 @@ def run(args: argparse.Namespace) -> int:
         flag = "" if case.runnable else "  (recorded, not yet reviewed)"
         print(f"{case.id:<58} {case.severity:<6} {case.title}{flag}")
     providers = len({c.provider for c in cases})
-    print(f"{len(cases)} cases of {providers} providers, corpus {corpus.version}")
+    print(
+        f"{plural(len(cases), 'case')} of {plural(providers, 'provider')}, corpus {corpus.version}"
+    )
     return 0

@@ -36,6 +36,10 @@ class RunOptions:
     seed: int | None
     fail_on: str
     cases: list[str] = field(default_factory=list)
+    providers: list[str] = field(default_factory=list)
+    keyword: str = ""
+    exitfirst: bool = False
+    verbosity: int = 0
     corpus: Path | None = None
     expect: Path | None = None
     timeout: float | None = None
@@ -51,8 +55,8 @@ class RunOptions:
 class _Observer:
     """Shows progress and keeps the results the plugin gathered."""
 
-    def __init__(self, total: int) -> None:
-        self.progress = Progress(total, sys.stderr)
+    def __init__(self, total: int, *, every: bool = False) -> None:
+        self.progress = Progress(total, sys.stderr, every=every)
         self.results: list[Result] = []
         self.config: pytest.Config | None = None
 
@@ -108,6 +112,12 @@ def _arguments(options: RunOptions, folder: Path) -> list[str]:
     ]
     for glob in options.cases:
         args += ["--streamproof-case", glob]
+    for provider in options.providers:
+        args += ["--streamproof-provider", provider]
+    if options.keyword:
+        args += ["--streamproof-keyword", options.keyword]
+    if options.exitfirst:
+        args += ["--exitfirst"]
     if options.corpus:
         args += ["--streamproof-corpus", str(options.corpus)]
     if options.expect:
@@ -143,7 +153,7 @@ def _sealed() -> Iterator[Path]:
 
 def run_through_pytest(options: RunOptions, total: int) -> tuple[list[Result], int, str]:
     """Run the plan; return the results, pytest's exit code and its swallowed output."""
-    observer = _Observer(total)
+    observer = _Observer(total, every=options.verbosity > 0)
     out = io.StringIO()
     with _sealed() as folder:
         for target in (options.html, options.junit):

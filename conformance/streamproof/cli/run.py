@@ -10,10 +10,9 @@ from pathlib import Path
 
 from ..corpus.cases import SEVERITIES, load_corpus
 from ..errors import CommandError, UsageError
-from ..harness.engine import plan, select
 from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess
-from ..harness.transports import TRANSPORTS, parse_transports
+from ..harness.selection import Selection
 from ..live.review import awaiting_notice, awaiting_review
 from ..reporting.coverage import nothing_scored
 from ..reporting.known_failures import write_expectations
@@ -27,10 +26,11 @@ from ..reporting.results import (
 from ..reporting.terminal import print_summary
 from .options import add_corpus_option
 from .pytest_session import RunOptions, run_through_pytest
+from .selecting import add_selection_arguments, selection_of
 
 __all__ = ["DEFAULT_REPORT", "RunError", "add_arguments", "execute_run", "run"]
 
-# Where a run with no --adapter and no --html writes its report.
+# Where a run writes its HTML report unless --html names another file or --no-html.
 DEFAULT_REPORT = "streamproof-report.html"
 
 
@@ -44,19 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="built-in name, path/to/adapter.py or a module (default: reference)",
     )
-    parser.add_argument(
-        "--transport",
-        default="all",
-        metavar="LIST",
-        help=f"'all' or a comma list of {', '.join(TRANSPORTS)}",
-    )
-    parser.add_argument(
-        "--case",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only cases whose id matches (repeatable)",
-    )
+    add_selection_arguments(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -99,7 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write the verdicts alone (no timings or dates) here, for diffs",
     )
-    parser.add_argument("--html", type=Path, metavar="FILE", help="write a pytest-html report here")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help=f"write the HTML report here (default: {DEFAULT_REPORT})",
+    )
+    parser.add_argument("--no-html", action="store_true", help="write no HTML report")
     parser.add_argument(
         "--write-expect",
         type=Path,
@@ -111,22 +105,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    adapter_given = args.adapter is not None
     args.adapter = args.adapter or "reference"
-    try:
-        transports = parse_transports(args.transport)
-    except ValueError as exc:
-        raise UsageError(f"--transport: {exc}") from None
+    transports, _ = selection_of(args)  # checked here, applied by execute_run
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    default_report = not adapter_given and args.html is None
     return execute_run(
         RunOptions(
             spec=args.adapter,
             transports=transports,
             cases=args.case,
+            providers=args.provider,
+            keyword=args.keyword or "",
+            exitfirst=args.exitfirst,
+            verbosity=args.verbose - args.quiet,
             corpus=args.corpus,
             seed=args.seed,
             fail_on=args.fail_on,
@@ -136,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             json=args.json,
             baseline=args.baseline,
             http=args.http,
-            html=Path(DEFAULT_REPORT) if default_report else args.html,
+            html=None if args.no_html else args.html or Path(DEFAULT_REPORT),
             junit=args.junit,
             write_expect=args.write_expect,
         )
@@ -147,12 +140,13 @@ def execute_run(request: RunOptions) -> int:
     corpus = load_corpus(request.corpus)
     if request.expect:
         load_expectations(request.expect, {c.id for c in corpus.cases})
-    cases = select(corpus.cases, request.cases)
-    waiting = awaiting_review(corpus.cases, request.cases)
-    if not cases and waiting:
+    selection = Selection.parse(request.cases, request.providers, request.keyword)
+    work = selection.plan(corpus.cases, request.transports)
+    waiting = awaiting_review(corpus.cases, [glob for glob, _ in selection.cases])
+    if not work and waiting:
         raise RunError(f"nothing to run: {awaiting_notice(len(waiting))}")
-    if not cases:
-        raise RunError(f"--case {' '.join(request.cases)!r} matches no case")
+    if not work:
+        raise RunError(f"{selection.describe()} matches no case run")
     # Start the adapter once up front: a broken adapter is one line and exit 2
     # before any case runs, and its handshake names it in the results.
     probe = AdapterProcess(request.spec)
@@ -164,9 +158,11 @@ def execute_run(request: RunOptions) -> int:
             "scored over HTTP (--http is not applicable)"
         )
     seed = request.seed if request.seed is not None else random.randrange(2**31)
-    work = plan(cases, request.transports)
     options = replace(request, seed=seed, corpus=corpus.root)
     results, code, output = run_through_pytest(options, len(work))
+    if request.exitfirst and code == 1 and len(results) < len(work):
+        print(f"stopped at the first failure (-x) after {len(results)} of {len(work)} case runs")
+        work = work[: len(results)]
     if len(results) != len(work):
         tail = " | ".join(line for line in output.strip().splitlines()[-3:])
         raise RunError(
@@ -181,7 +177,13 @@ def execute_run(request: RunOptions) -> int:
         "spec": request.spec,
         "capabilities": sorted(probe.capabilities),
     }
-    print_summary(results, f"{probe.name} {probe.version}", corpus.version, sys.stdout)
+    print_summary(
+        results,
+        f"{probe.name} {probe.version}",
+        corpus.version,
+        sys.stdout,
+        details=request.verbosity >= 0,
+    )
     if waiting:
         print(awaiting_notice(len(waiting)))
     if "random" in request.transports:

@@ -7,6 +7,7 @@ import json
 
 from ..corpus.cases import load_corpus
 from ..errors import UsageError
+from ..harness.selection import split_run_id
 from ..harness.transports import TRANSPORTS, boundaries
 from ..reporting.wire import wire_view
 from .options import add_corpus_option
@@ -15,7 +16,9 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("case", metavar="CASE")
+    parser.add_argument(
+        "case", metavar="CASE", help="a case id, or a run id as printed: 'CASE [TRANSPORT]'"
+    )
     parser.add_argument("--transport", choices=TRANSPORTS, help="mark this transport's reads")
     parser.add_argument("--seed", type=int, default=0)
     add_corpus_option(parser)
@@ -23,26 +26,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     corpus = load_corpus(args.corpus)
-    case = next((c for c in corpus.cases if c.id == args.case), None)
+    case_id, transport = split_run_id(args.case)
+    case = next((c for c in corpus.cases if c.id == case_id), None)
     if case is None:
-        raise UsageError(f"no case {args.case!r} (see 'streamproof list')")
-    response = case.data["response"]
+        raise UsageError(f"no case {case_id!r} (see 'streamproof list')")
+    transport = args.transport or transport
+    if transport == "recorded" and not case.has_chunks:
+        raise UsageError(
+            f"{case.id} has no recorded reads (no chunks.json): choose another transport"
+        )
+    data = case.data
+    response = data["response"]
     print(f"{case.id} [{case.severity}] {case.title}")
-    if case.data.get("comment"):
-        print(f"  {case.data['comment']}")
-    print(f"provenance: {case.data['provenance']['kind']}: {case.data['provenance']['source']}")
+    if data.get("comment"):
+        print(f"  {data['comment']}")
+    provenance = data["provenance"]
+    print(f"provenance: {provenance['kind']}: {provenance['source']}")
+    if provenance.get("observed"):
+        print(f"observed: {provenance['observed']}")
+    print(f"requires: {', '.join(sorted(case.requires)) or '(nothing)'}")
+    print(f"tags: {', '.join(data.get('tags', [])) or '(none)'}")
+    print(f"spec: {'; '.join(data.get('spec', [])) or '(none)'}")
+    print(f"request: {json.dumps(data.get('request', {}), ensure_ascii=False)}")
     print(
         f"HTTP {response['status']}  "
         + "  ".join(f"{k}: {v}" for k, v in response["headers"].items())
     )
     ends = (
-        boundaries(case.body, args.transport, seed=args.seed, case_dir=case.dir)
-        if args.transport
-        else None
+        boundaries(case.body, transport, seed=args.seed, case_dir=case.dir) if transport else None
     )
     print(
         f"--- {response['body']} ({len(case.body)} bytes)"
-        + (f", reads marked ¦ ({args.transport})" if ends else "")
+        + (f", reads marked ¦ ({transport})" if ends else "")
         + " ---"
     )
     print(wire_view(case.body, ends))

@@ -16,7 +16,8 @@ _SHOWN = (Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS)
 class Progress:
     """A one-line counter on a terminal; silent when output is not a terminal."""
 
-    def __init__(self, total: int, stream: TextIO) -> None:
+    def __init__(self, total: int, stream: TextIO, *, every: bool = False) -> None:
+        self._every = every  # a line per case run (-v), whether a terminal or not
         self._total = total
         self._count = 0
         self._bad = 0
@@ -26,7 +27,11 @@ class Progress:
     def step(self, result: Result) -> None:
         self._count += 1
         self._bad += result.verdict in _SHOWN
-        if self._live and (self._count % 25 == 0 or self._count == self._total):
+        if self._every:
+            self._stream.write(
+                f"{result.verdict.value.upper():<7} {result.case.id} [{result.transport}]\n"
+            )
+        elif self._live and (self._count % 25 == 0 or self._count == self._total):
             self._stream.write(f"\r{self._count}/{self._total} run, {self._bad} failing")
             self._stream.flush()
 
@@ -36,15 +41,18 @@ class Progress:
             self._stream.flush()
 
 
-def print_summary(results: list[Result], adapter: str, corpus: str, stream: TextIO) -> None:
-    """Each failing case × transport with its first divergence, one line, then coverage.
+def print_summary(
+    results: list[Result], adapter: str, corpus: str, stream: TextIO, *, details: bool = True
+) -> None:
+    """Each failing case × transport with its first divergence (unless not ``details``,
+    for ``-q``), one line, then coverage.
 
     The coverage lines (one per severity that ran) say how much was scored:
     a skip is not a pass, and a run that skipped most of its ``must`` cases
     must not read like one that passed them.
     """
     for result in results:
-        if result.verdict in _SHOWN:
+        if details and result.verdict in _SHOWN:
             stream.write(
                 f"{result.verdict.value.upper():<7} {result.case.id} "
                 f"[{result.transport}] ({result.case.severity}): "
@@ -57,9 +65,8 @@ def print_summary(results: list[Result], adapter: str, corpus: str, stream: Text
         for k in ("skipped", "crashed", "timed_out", "xfailed", "xpassed")
         if s[k]
     ]
-    stream.write(
-        f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({s['total']} case runs)\n"
-    )
+    runs = f"{s['total']} case run" + ("" if s["total"] == 1 else "s")
+    stream.write(f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({runs})\n")
     by_severity = coverage_of(results)["by_severity"]
     for severity, figures in by_severity.items():
         if figures["runs"]:

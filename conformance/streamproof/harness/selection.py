@@ -1,0 +1,202 @@
+"""Which case runs a run makes: ids as printed, globs, providers and ``-k`` expressions.
+
+A run prints each case run as ``case [transport]``; pytest prints
+``streamproof::case[transport]``. Both forms select that one run, so an id
+can be pasted back into ``--case`` or ``show``. A bare glob selects every
+transport of the cases it matches. ``-k`` takes pytest's kind of
+expression (``and``, ``or``, ``not``, parentheses) whose words match, case
+insensitively, as substrings of a run's case id, title, tags, provider,
+severity and transport.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..corpus.cases import Case
+
+__all__ = [
+    "KeywordError",
+    "Selection",
+    "keyword_matcher",
+    "split_run_id",
+    "split_values",
+]
+
+_RUN_ID = re.compile(r"^(?:streamproof::)?(?P<case>[^\[\]\s]+)\s*\[(?P<transport>[a-z]+)\]$")
+
+
+class KeywordError(ValueError):
+    """A ``-k`` expression that does not parse."""
+
+
+def split_run_id(text: str) -> tuple[str, str | None]:
+    """``'a/b [bytes]'``, ``'a/b[bytes]'``, ``'streamproof::a/b[bytes]'`` → ``('a/b', 'bytes')``."""
+    match = _RUN_ID.match(text.strip())
+    if match is None:
+        return text.strip(), None
+    return match["case"], match["transport"]
+
+
+def split_values(values: Iterable[str]) -> list[str]:
+    """Repeated options and comma lists as one list: ``['a,b', 'c']`` → ``['a', 'b', 'c']``."""
+    found: list[str] = []
+    for value in values:
+        found += [part.strip() for part in value.split(",") if part.strip()]
+    return found
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Case globs (each with an optional transport), providers and a keyword matcher."""
+
+    cases: tuple[tuple[str, str | None], ...] = ()
+    providers: frozenset[str] = frozenset()
+    keyword: str = ""
+
+    @classmethod
+    def parse(
+        cls, cases: Sequence[str] = (), providers: Sequence[str] = (), keyword: str = ""
+    ) -> Selection:
+        if keyword:
+            keyword_matcher(keyword)  # a bad expression fails before any case runs
+        return cls(
+            tuple(split_run_id(c) for c in split_values(cases)),
+            frozenset(split_values(providers)),
+            keyword,
+        )
+
+    def wants_case(self, case: Case) -> bool:
+        if self.providers and case.provider not in self.providers:
+            return False
+        return not self.cases or any(fnmatch.fnmatchcase(case.id, g) for g, _ in self.cases)
+
+    def wants(self, case: Case, transport: str) -> bool:
+        if not self.wants_case(case):
+            return False
+        if self.cases and not any(
+            fnmatch.fnmatchcase(case.id, g) and t in (None, transport) for g, t in self.cases
+        ):
+            return False
+        return not self.keyword or keyword_matcher(self.keyword)(_words(case, transport))
+
+    def describe(self) -> str:
+        """The selection in words, for a message that it selects nothing."""
+        parts = [f"--case {glob}" + (f" [{t}]" if t else "") for glob, t in self.cases]
+        parts += [f"--provider {p}" for p in sorted(self.providers)]
+        parts += [f"-k {self.keyword!r}"] if self.keyword else []
+        return " ".join(parts) or "the corpus"
+
+    def plan(self, cases: Iterable[Case], transports: Sequence[str]) -> list[tuple[Case, str]]:
+        """Every selected run of the runnable ``cases``, in corpus and transport order."""
+        return [
+            (case, t)
+            for case in cases
+            if case.runnable and self.wants_case(case)
+            for t in transports
+            if (t != "recorded" or case.has_chunks) and self.wants(case, t)
+        ]
+
+
+def _words(case: Case, transport: str) -> str:
+    data = case.data
+    fields = [case.id, case.title, case.provider, case.severity, transport, *data.get("tags", [])]
+    return "\n".join(fields).lower()
+
+
+_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def keyword_matcher(expression: str) -> _Matcher:
+    """Compile a ``-k`` expression; ``KeywordError`` says where it went wrong."""
+    tokens = [t for t in _TOKEN.findall(expression) if t]
+    if not tokens:
+        raise KeywordError("-k: an empty expression")
+    parser = _Parser(tokens, expression)
+    matcher = parser.expression()
+    if parser.position != len(tokens):
+        raise KeywordError(f"-k {expression!r}: unexpected {tokens[parser.position]!r}")
+    return matcher
+
+
+class _Matcher:
+    def __call__(self, words: str) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _Word(_Matcher):
+    word: str
+
+    def __call__(self, words: str) -> bool:
+        return self.word in words
+
+
+@dataclass(frozen=True)
+class _Not(_Matcher):
+    inner: _Matcher
+
+    def __call__(self, words: str) -> bool:
+        return not self.inner(words)
+
+
+@dataclass(frozen=True)
+class _Both(_Matcher):
+    left: _Matcher
+    right: _Matcher
+    any: bool  # or, else and
+
+    def __call__(self, words: str) -> bool:
+        if self.any:
+            return self.left(words) or self.right(words)
+        return self.left(words) and self.right(words)
+
+
+class _Parser:
+    """expression := term ('or' term)*; term := factor ('and' factor)*;
+    factor := 'not' factor | '(' expression ')' | WORD"""
+
+    def __init__(self, tokens: list[str], text: str) -> None:
+        self.tokens = tokens
+        self.text = text
+        self.position = 0
+
+    def _peek(self) -> str | None:
+        return self.tokens[self.position] if self.position < len(self.tokens) else None
+
+    def _take(self) -> str:
+        token = self._peek()
+        if token is None:
+            raise KeywordError(f"-k {self.text!r}: ends too early")
+        self.position += 1
+        return token
+
+    def expression(self) -> _Matcher:
+        left = self.term()
+        while self._peek() == "or":
+            self._take()
+            left = _Both(left, self.term(), any=True)
+        return left
+
+    def term(self) -> _Matcher:
+        left = self.factor()
+        while self._peek() == "and":
+            self._take()
+            left = _Both(left, self.factor(), any=False)
+        return left
+
+    def factor(self) -> _Matcher:
+        token = self._take()
+        if token == "not":
+            return _Not(self.factor())
+        if token == "(":
+            inner = self.expression()
+            if self._take() != ")":
+                raise KeywordError(f"-k {self.text!r}: a '(' is not closed")
+            return inner
+        if token in ("and", "or", ")"):
+            raise KeywordError(f"-k {self.text!r}: unexpected {token!r}")
+        return _Word(token.lower())
