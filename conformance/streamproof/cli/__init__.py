@@ -73,9 +73,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.run(args))
     except CorpusError as exc:
         for problem in exc.problems:
-            print(f"streamproof: {problem}", file=sys.stderr)
+            _error(problem)
     except CommandError as exc:
-        print(f"streamproof: {exc}", file=sys.stderr)
+        _error(str(exc))
     except OSError as exc:
-        print(f"streamproof: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        _error(f"{exc.filename or ''}: {exc.strerror or exc}")
     return 2
+
+
+def _error(line: str) -> None:
+    """One line on stderr; its text may come from a corpus or an adapter."""
+    from ..reporting.wire import terminal_safe  # standard library only, so cheap
+
+    print(f"streamproof: {terminal_safe(line)}", file=sys.stderr)

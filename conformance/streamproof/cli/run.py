@@ -24,6 +24,7 @@ from ..reporting.results import (
     write_json,
 )
 from ..reporting.terminal import print_summary
+from .inputs import check_run_inputs
 from .options import add_corpus_option
 from .pytest_session import RunOptions, run_through_pytest
 
@@ -110,6 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_run_inputs(args)
     adapter_given = args.adapter is not None
     args.adapter = args.adapter or "reference"
     try:

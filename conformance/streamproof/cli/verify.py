@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..reporting.verify import as_corpus, badge_document, read_document, verify, write_json
+from ..reporting.wire import terminal_safe
 
 __all__ = ["add_arguments", "run"]
 
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     problems = verify(args.results, corpus)
     if problems:
         for problem in problems[:SHOWN_PROBLEMS]:
-            print(problem, file=sys.stderr)
+            print(terminal_safe(problem), file=sys.stderr)
         if len(problems) > SHOWN_PROBLEMS:
             print(f"… and {len(problems) - SHOWN_PROBLEMS} more", file=sys.stderr)
         print(f"not verified: {len(problems)} problem(s) in {args.results}", file=sys.stderr)
@@ -50,11 +51,12 @@ def run(args: argparse.Namespace) -> int:
     document, _ = read_document(args.results)
     adapter = document["adapter"]
     summary = document["summary"]
-    print(
+    line = (
         f"verified: {args.results}: {adapter['name']} {adapter['version']} on corpus "
         f"{corpus.version} (sha256 {corpus.sha256}), {summary['total']} case runs, "
         f"{summary['passed']} passed"
     )
+    print(terminal_safe(line))
     if args.badge:
         badge = badge_document(document, corpus)
         write_json(args.badge, badge)

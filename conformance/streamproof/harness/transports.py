@@ -20,7 +20,8 @@ def parse_transports(value: str) -> list[str]:
     """``all`` or a comma list of transport names; ``ValueError`` names the bad ones."""
     if value == "all":
         return list(TRANSPORTS)
-    names = [t.strip() for t in value.split(",") if t.strip()]
+    # A name given twice is one transport: each case runs once per transport.
+    names = list(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
     unknown = [t for t in names if t not in TRANSPORTS]
     if unknown or not names:
         raise ValueError(

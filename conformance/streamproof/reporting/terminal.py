@@ -6,6 +6,7 @@ from typing import TextIO
 
 from ..harness.engine import Result, Verdict
 from .results import summarize
+from .wire import terminal_safe
 
 __all__ = ["Progress", "print_summary"]
 
@@ -39,11 +40,12 @@ def print_summary(results: list[Result], adapter: str, corpus: str, stream: Text
     """Each failing case × transport with its first divergence, then one line."""
     for result in results:
         if result.verdict in _SHOWN:
-            stream.write(
+            line = (
                 f"{result.verdict.value.upper():<7} {result.case.id} "
                 f"[{result.transport}] ({result.case.severity}): "
-                f"{result.first_divergence}\n"
+                f"{result.first_divergence}"
             )
+            stream.write(terminal_safe(line) + "\n")
     s = summarize(results)
     parts = [f"{s['passed']} passed", f"{s['failed']} failed"]
     parts += [
@@ -51,6 +53,5 @@ def print_summary(results: list[Result], adapter: str, corpus: str, stream: Text
         for k in ("skipped", "crashed", "timed_out", "xfailed", "xpassed")
         if s[k]
     ]
-    stream.write(
-        f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({s['total']} case runs)\n"
-    )
+    line = f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({s['total']} case runs)"
+    stream.write(terminal_safe(line) + "\n")
