@@ -163,3 +163,17 @@ def test_corpus_problems_are_printed_escaped(
         code, err = _exit_and_stderr(capsys, command, "--corpus", root)
         assert code == 2, command
         assert "\x1b" not in err and "symbolic link" in err, command
+
+
+@pytest.mark.parametrize("manifest", ["[]", '{"retired": 5}', '{"retired": {"a": 1}}'])
+def test_diff_with_a_manifest_of_the_wrong_shape_exits_2(
+    capsys: pytest.CaptureFixture[str], root: Path, manifest: str
+) -> None:
+    (root / "manifest.json").write_text(manifest, encoding="utf-8")
+    document = json.loads(BASELINE.read_text(encoding="utf-8"))
+    gone = document["results"][0]["case"]  # a case gone: diff reads the retired list
+    document["results"] = [r for r in document["results"] if r["case"] != gone]
+    new = root.parent / "new.json"
+    new.write_text(json.dumps(document), encoding="utf-8")
+    code, err = _exit_and_stderr(capsys, "diff", BASELINE, new, "--corpus", root)
+    assert code == 2 and f"{root / 'manifest.json'}: " in err and one_line(err)
