@@ -84,16 +84,14 @@ def _check_folders(path: Path, root: Path | None) -> None:
     """Refuse a link among the folders between ``root`` and ``path``."""
     if root is None:
         return
-    try:
-        parts = path.relative_to(root).parts[:-1]
-    except ValueError:
-        raise UnsafeFile(f"{path}: outside the corpus {root}") from None
-    folder = root
-    for part in parts:
-        folder = folder / part
+    top, folder = os.fspath(root), os.path.dirname(os.fspath(path))
+    if os.path.commonpath((top, folder)) != top:
+        raise UnsafeFile(f"{path}: outside the corpus {root}")
+    while len(folder) > len(top):  # string work: this runs for every file read
         kind = _kind(os.lstat(folder).st_mode)
         if kind is not None:
-            raise _refusal(folder, kind)
+            raise _refusal(Path(folder), kind)
+        folder = os.path.dirname(folder)
 
 
 def read_file(path: Path, root: Path | None = None) -> bytes:
