@@ -22,6 +22,7 @@ from .harness.expectations import Expectations, load_expectations
 from .harness.loader import AdapterError
 from .harness.selection import KeywordError, Selection
 from .harness.transports import TRANSPORTS, parse_transports
+from .reporting.wire import terminal_safe
 
 __all__ = ["StreamproofFailure", "StreamproofItem", "StreamproofSession"]
 
@@ -332,7 +333,7 @@ class StreamproofItem(pytest.Item):
             ]
             if self.transport == "random":
                 lines.append(f"  reproduce with --seed {self.streamproof.seed}")
-            return "\n".join(lines)
+            return "\n".join(terminal_safe(line) for line in lines)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

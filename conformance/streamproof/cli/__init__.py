@@ -78,11 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
     except CorpusError as exc:
         for problem in exc.problems:
-            print(f"streamproof: {problem}", file=sys.stderr)
+            _error(problem)
     except CommandError as exc:
-        print(f"streamproof: {exc}", file=sys.stderr)
+        _error(str(exc))
     except OSError as exc:
-        print(f"streamproof: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        _error(f"{exc.filename or ''}: {exc.strerror or exc}")
     return 2
 
 
@@ -97,3 +97,10 @@ def _closed_pipe() -> int:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return 141
+
+
+def _error(line: str) -> None:
+    """One line on stderr; its text may come from a corpus or an adapter."""
+    from ..reporting.wire import terminal_safe  # standard library only, so cheap
+
+    print(f"streamproof: {terminal_safe(line)}", file=sys.stderr)

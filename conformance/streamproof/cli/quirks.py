@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..corpus.cases import load_corpus
+from ..corpus.gate import read_text
 from ..corpus.quirks import load_quirks, readme_with_tables, tables
 from ..errors import UsageError
 from .options import add_corpus_option
@@ -31,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     readme = corpus.root / "README.md"
     if args.write:
-        text = readme.read_text(encoding="utf-8")
         try:
+            text = read_text(readme, corpus.root)  # UnsafeFile is a ValueError
             fresh = readme_with_tables(text, catalogue, corpus.cases)
         except ValueError as exc:
             raise UsageError(f"{readme}: {exc}") from None

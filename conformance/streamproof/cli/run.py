@@ -24,6 +24,7 @@ from ..reporting.results import (
     write_json,
 )
 from ..reporting.terminal import print_summary
+from .inputs import check_run_inputs
 from .options import add_corpus_option
 from .pytest_session import RunOptions, run_through_pytest
 from .selecting import add_selection_arguments, selection_of
@@ -105,6 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_run_inputs(args)
     args.adapter = args.adapter or "reference"
     transports, _ = selection_of(args)  # checked here, applied by execute_run
     if args.jobs < 1:

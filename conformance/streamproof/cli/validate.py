@@ -8,6 +8,7 @@ import sys
 from ..corpus.cases import default_root, load_corpus
 from ..corpus.validate import check_corpus
 from ..live.review import awaiting_review
+from ..reporting.wire import terminal_safe
 from .options import add_corpus_option
 
 __all__ = ["add_arguments", "run"]
@@ -21,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     root = (args.corpus or default_root()).resolve()
     problems = check_corpus(root)
     for problem in problems:
-        print(problem, file=sys.stderr)
+        print(terminal_safe(problem), file=sys.stderr)
     if problems:
         print(f"{len(problems)} problem(s) in {root}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..reporting.coverage import coverage_line
 from ..reporting.verify import as_corpus, badge_document, read_document, verify, write_json
+from ..reporting.wire import terminal_safe
 
 __all__ = ["add_arguments", "run"]
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     problems = verify(args.results, corpus)
     if problems:
         for problem in problems[:SHOWN_PROBLEMS]:
-            print(problem, file=sys.stderr)
+            print(terminal_safe(problem), file=sys.stderr)
         if len(problems) > SHOWN_PROBLEMS:
             print(f"… and {len(problems) - SHOWN_PROBLEMS} more", file=sys.stderr)
         print(f"not verified: {len(problems)} problem(s) in {args.results}", file=sys.stderr)
@@ -51,11 +52,12 @@ def run(args: argparse.Namespace) -> int:
     document, _ = read_document(args.results)
     adapter = document["adapter"]
     summary = document["summary"]
-    print(
+    line = (
         f"verified: {args.results}: {adapter['name']} {adapter['version']} on corpus "
         f"{corpus.version} (sha256 {corpus.sha256}), {summary['total']} case runs, "
         f"{summary['passed']} passed"
     )
+    print(terminal_safe(line))
     for severity, figures in summary.get("by_severity", {}).items():
         if figures["runs"]:
             print(f"  {coverage_line(severity, figures)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..errors import CorpusError
 from ..resources import data_path
+from .gate import UnsafeFile, read_chunks, read_file, read_json, read_text, walk
 from .schemas import schema_errors
 
 __all__ = [
@@ -112,13 +114,51 @@ def default_root() -> Path:
 
 
 def file_digests(root: Path) -> dict[str, str]:
-    """sha256 of every corpus file but ``manifest.json``, by POSIX relative path."""
+    """sha256 of every corpus file but ``manifest.json``, by POSIX relative path.
+
+    The files are listed and read through ``corpus.gate``, as the loader reads
+    them: a link or a special file anywhere is a ``CorpusError``, never a file
+    that is loaded but not digested.
+    """
     digests = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_file() and rel != "manifest.json" and "__pycache__" not in rel:
-            digests[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    try:
+        for path in walk(root):
+            rel = path.relative_to(root).as_posix()
+            if rel != "manifest.json":
+                digests[rel] = hashlib.sha256(read_file(path, root)).hexdigest()
+    except UnsafeFile as exc:
+        raise CorpusError([str(exc)]) from None
     return digests
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """``manifest.json``, its shape checked: ``CorpusError`` is one line naming the problem.
+
+    ``version`` and ``sha256`` are strings, ``files`` maps paths to sha256
+    digests, ``retired`` maps case ids to the version that retired them.
+    """
+    path = root / "manifest.json"
+    try:
+        data = read_json(path, root)
+    except OSError as exc:
+        raise CorpusError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    except UnsafeFile as exc:
+        raise CorpusError([str(exc)]) from None
+    if not isinstance(data, dict):
+        raise CorpusError([f"{path}: not a JSON object but {type(data).__name__}"])
+    for key in ("version", "sha256"):
+        if key in data and not isinstance(data[key], str):
+            raise CorpusError([f"{path}: {key!r} is {data[key]!r}, not a string"])
+    for key, what in (("files", "file path to sha256"), ("retired", "case id to version")):
+        value = data.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise CorpusError([f"{path}: {key!r} is {_brief(value)}, not an object of {what}"])
+    return data
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def tree_digest(digests: dict[str, str]) -> str:
@@ -131,24 +171,32 @@ def load_case(case_json: Path, root: Path) -> tuple[Case | None, list[str]]:
     """Load one case; return it (or ``None``) and its problems."""
     name = _shown(case_json, root)
     try:
-        data = json.loads(case_json.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, [f"{name}: not valid JSON: {exc}"]
-    problem = schema_errors("case", data)
+        data = read_json(case_json, root)
+    except OSError as exc:
+        return None, [f"{name}: cannot read: {exc.strerror or exc}"]
+    except UnsafeFile as exc:
+        return None, [str(exc)]
+    try:
+        problem = schema_errors("case", data)
+    except RecursionError:  # read_json bounds the depth; this is the last guard
+        problem = "nested too deep to check"
     if problem:
         return None, [f"{name}: {problem}"]
     folder_id = case_json.parent.relative_to(root / "cases").as_posix()
-    problems = []
+    problems = [f"{name}: {found}" for found in header_problems(data["response"]["headers"])]
     if data["id"] != folder_id:
         problems.append(f"{name}: id {data['id']!r} does not match its folder {folder_id!r}")
     body_path = case_json.parent / data["response"]["body"]
     try:
-        body = body_path.read_bytes()
+        body = read_file(body_path, root)
     except OSError:
         return None, [*problems, f"{name}: body file {data['response']['body']!r} is missing"]
-    chunks_problem = _check_chunks(case_json.parent / "chunks.json", len(body))
+    except UnsafeFile as exc:
+        return None, [*problems, str(exc)]
+    chunks_path = case_json.parent / "chunks.json"
+    chunks_problem = _check_chunks(chunks_path, root, len(body))
     if chunks_problem:
-        problems.append(f"{_shown(case_json.parent / 'chunks.json', root)}: {chunks_problem}")
+        problems.append(f"{_shown(chunks_path, root)}: {chunks_problem}")
     others = {"response.sse", "response.json", "response.body"} - {body_path.name}
     for other in sorted(others):
         if (case_json.parent / other).exists():
@@ -156,21 +204,55 @@ def load_case(case_json: Path, root: Path) -> tuple[Case | None, list[str]]:
     return Case(data["id"], case_json.parent, data, body), problems
 
 
-def _check_chunks(path: Path, body_size: int) -> str | None:
+def header_problems(headers: dict[str, Any]) -> list[str]:
+    """Header values that no HTTP server may send: control characters (CR, LF, NUL…).
+
+    RFC 9110 §5.5: a field value is visible characters, spaces and tabs; a CR
+    or LF in one would end the header early on the wire (header injection).
+    """
+    return [
+        f"header {name!r} has a control character in its value {value!r}"
+        for name, value in headers.items()
+        if isinstance(value, str) and any(_is_control(ch) for ch in value)
+    ]
+
+
+def _is_control(ch: str) -> bool:
+    return (ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F
+
+
+def _check_chunks(path: Path, root: Path, body_size: int) -> str | None:
     """What is wrong with an optional ``chunks.json``, so a run never trips on it."""
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
-        sizes = json.loads(path.read_bytes().decode("utf-8")).get("sizes")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
-        return f"not a JSON object: {exc}"
+        chunks = read_chunks(path, root)
+    except UnsafeFile as exc:
+        return str(exc).removeprefix(f"{path}: ")
+    except ValueError as exc:
+        return str(exc)
+    sizes = chunks.get("sizes")
     if not isinstance(sizes, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes
     ):
         return "'sizes' must be a list of positive integers"
     if sum(sizes) != body_size:
         return f"'sizes' add up to {sum(sizes)} bytes, the body has {body_size}"
+    delays = chunks.get("delays_ms", [])
+    if not isinstance(delays, list) or not all(_is_delay(ms) for ms in delays):
+        return "'delays_ms' must be a list of non-negative numbers of milliseconds"
+    if "delays_ms" in chunks and len(delays) != len(sizes):
+        return f"'delays_ms' has {len(delays)} entries, 'sizes' has {len(sizes)}"
     return None
+
+
+def _is_delay(ms: Any) -> bool:
+    return (
+        isinstance(ms, (int, float))
+        and not isinstance(ms, bool)
+        and math.isfinite(ms)
+        and ms >= 0
+    )
 
 
 def scan(root: Path) -> tuple[str, list[Case], list[str]]:
@@ -178,9 +260,12 @@ def scan(root: Path) -> tuple[str, list[Case], list[str]]:
     if not (root / "cases").is_dir():
         return "", [], [f"{_shown(root, root)}: not a corpus (no cases/ folder)"]
     try:
-        version = (root / "VERSION").read_text(encoding="utf-8").strip()
+        walk(root)  # a link or a special file anywhere stops the load
+        version = read_text(root / "VERSION", root).strip()
     except OSError:
         return "", [], [f"{_shown(root / 'VERSION', root)}: missing"]
+    except UnsafeFile as exc:
+        return "", [], [str(exc)]
     cases, problems = [], []
     for folder in sorted((root / "cases").glob("*/*")):
         if not folder.is_dir():

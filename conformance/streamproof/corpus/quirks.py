@@ -10,12 +10,12 @@ them and ``validate`` checks they are current.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from .cases import Case
+from .gate import UnsafeFile, read_json
 from .schemas import schema_errors
 
 __all__ = [
@@ -53,9 +53,11 @@ def load_quirks(root: Path) -> tuple[Catalogue | None, list[str]]:
     """The catalogue of the corpus at ``root`` and one line per problem."""
     path = root / "quirks.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return None, [f"{path}: cannot read the quirk catalogue: {exc}"]
+        data = read_json(path, root)
+    except UnsafeFile as exc:
+        return None, [str(exc)]
+    except OSError as exc:
+        return None, [f"{path}: cannot read the quirk catalogue: {exc.strerror or exc}"]
     problem = schema_errors("quirks", data)
     if problem:
         return None, [f"{path}: {problem}"]

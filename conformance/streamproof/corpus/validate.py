@@ -12,9 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .cases import Case, file_digests, scan, tree_digest
-from .quirks import load_quirks, readme_with_tables
+from ..errors import CorpusError
 from ..resources import data_path
+from .cases import Case, file_digests, read_manifest, scan, tree_digest
+from .gate import UnsafeFile, read_text
+from .quirks import load_quirks, readme_with_tables
 
 __all__ = ["check_corpus", "needed_capabilities", "write_manifest"]
 
@@ -108,14 +110,17 @@ def _lint_case(case: Case, sections: set[str]) -> list[str]:
 def _lint_manifest(root: Path, version: str, cases: list[Case]) -> list[str]:
     path = root / "manifest.json"
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return [f"{path}: unreadable manifest ({exc}); run 'streamproof manifest'"]
+        manifest = read_manifest(root)
+    except CorpusError as exc:
+        return [f"{exc}; run 'streamproof manifest'"]
     problems = []
     if manifest.get("version") != version:
         problems.append(f"{path}: version {manifest.get('version')!r} is not VERSION {version!r}")
     listed: dict[str, str] = manifest.get("files", {})
-    actual = file_digests(root)
+    try:
+        actual = file_digests(root)
+    except CorpusError as exc:
+        return [*problems, *exc.problems]
     for rel in sorted(set(listed) | set(actual)):
         if rel not in actual:
             problems.append(f"{path}: lists {rel!r}, which does not exist")
@@ -147,10 +152,12 @@ def _lint_quirks(root: Path, cases: list[Case]) -> list[str]:
                 )
     readme = root / "README.md"
     if readme.exists() and not problems:
-        text = readme.read_text(encoding="utf-8")
         try:
+            text = read_text(readme, root)
             current = readme_with_tables(text, catalogue, cases) == text
-        except ValueError as exc:
+        except UnsafeFile as exc:
+            return [str(exc)]
+        except (OSError, ValueError) as exc:
             return [f"{readme}: {exc}"]
         if not current:
             problems.append(
@@ -166,7 +173,8 @@ def check_corpus(root: Path) -> list[str]:
     sections = _semantics_sections()
     for case in cases:
         problems.extend(_lint_case(case, sections))
-    problems.extend(_lint_quirks(root, cases))
+    if cases:  # with no case loaded, every quirk table would look out of date
+        problems.extend(_lint_quirks(root, cases))
     if cases and loaded:
         # The manifest is checked once every case loads: a broken case file
         # is one problem, not also a digest mismatch.
@@ -178,9 +186,12 @@ def write_manifest(root: Path) -> dict[str, Any]:
     """Rewrite ``manifest.json`` from the files; keep the retired list."""
     path = root / "manifest.json"
     retired: dict[str, str] = {}
-    if path.exists():
-        retired = json.loads(path.read_text(encoding="utf-8")).get("retired", {})
-    version = (root / "VERSION").read_text(encoding="utf-8").strip()
+    if path.exists() or path.is_symlink():
+        retired = read_manifest(root).get("retired", {})
+    try:
+        version = read_text(root / "VERSION", root).strip()
+    except UnsafeFile as exc:
+        raise CorpusError([str(exc)]) from None
     files = file_digests(root)
     manifest = {
         "version": version,

@@ -6,9 +6,10 @@ boundaries can be replayed in-process, sent to a subprocess and shown.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
+
+from ..corpus.gate import read_chunks
 
 __all__ = ["TRANSPORTS", "boundaries", "parse_transports", "split"]
 
@@ -19,7 +20,8 @@ def parse_transports(value: str) -> list[str]:
     """``all`` or a comma list of transport names; ``ValueError`` names the bad ones."""
     if value == "all":
         return list(TRANSPORTS)
-    names = [t.strip() for t in value.split(",") if t.strip()]
+    # A name given twice is one transport: each case runs once per transport.
+    names = list(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
     unknown = [t for t in names if t not in TRANSPORTS]
     if unknown or not names:
         raise ValueError(
@@ -78,7 +80,9 @@ def _random(body: bytes, seed: int) -> list[int]:
 def _recorded(body: bytes, case_dir: Path | None) -> list[int]:
     if case_dir is None or not (case_dir / "chunks.json").exists():
         raise ValueError("the recorded transport needs the case's chunks.json")
-    sizes = json.loads((case_dir / "chunks.json").read_text(encoding="utf-8"))["sizes"]
+    sizes = read_chunks(case_dir / "chunks.json").get("sizes")
+    if not isinstance(sizes, list):
+        raise ValueError("chunks.json has no list of 'sizes'")
     ends, at = [], 0
     for size in sizes:
         at += size

@@ -10,6 +10,7 @@ refuses them even masked; identity headers keep their name with a masked value.
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections import Counter
@@ -56,8 +57,7 @@ def redact_body(data: bytes, secrets: Iterable[str | bytes] = ()) -> bytes:
     for known in secrets:
         value = known.encode("utf-8") if isinstance(known, str) else known
         if len(value) >= 8:  # a shorter "secret" would mask words everywhere
-            for found in re.finditer(re.escape(value), data):
-                _mask(out, protected, found.start(), found.end())
+            _mask_known(data, out, value)
     for pattern in _WHOLE:
         for found in pattern.finditer(data):
             _mask(out, protected, found.start(), found.end())
@@ -97,6 +97,116 @@ def redact_headers(
         value = "*" * len(value) if key in IDENTITY_HEADERS else redact_text(value, known)
         kept[key] = f"{kept[key]}, {value}" if key in kept else value
     return kept
+
+
+# A JSON string literal (RFC 8259 §7), and a run of URL-encoded text (RFC 3986 §2.1).
+_JSON_STRING = re.compile(rb'"((?:[^"\\\r\n]|\\.)*)"')
+_PERCENT_RUN = re.compile(rb"[%A-Za-z0-9._~+/=-]+")  # decoded only when it holds a "%"
+_JSON_ESCAPES = {
+    b'"': '"',
+    b"\\": "\\",
+    b"/": "/",
+    b"b": "\b",
+    b"f": "\f",
+    b"n": "\n",
+    b"r": "\r",
+    b"t": "\t",
+}
+_BASE64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=")
+
+
+def _mask_known(data: bytes, out: bytearray, value: bytes) -> None:
+    """Mask ``value`` however the body carries it: as is, in base64, and inside
+    JSON strings and URL-encoded text once their escapes are decoded.
+
+    A client reads ``"\\u0073k-…"`` or ``sk%2D…`` as the key itself, so the
+    key is looked for in what a client decodes; the mask covers every byte
+    of the escapes that spell it (``\\u0073`` becomes six ``*``), so the
+    string stays valid and no offset moves.
+    """
+    for form, extend in _forms(value):
+        for found in re.finditer(re.escape(form), data):
+            start, end = found.start(), found.end()
+            if extend:  # the base64 characters that hold the key's first and last bits
+                start -= start > 0 and data[start - 1] in _BASE64_CHARS
+                end += end < len(data) and data[end] in _BASE64_CHARS
+            out[start:end] = b"*" * (end - start)
+    needles = [form.decode("latin-1") for form, _ in _forms(value)]
+    for pattern in (_JSON_STRING, _PERCENT_RUN):
+        for found in pattern.finditer(data):
+            raw = found.group(1) if pattern is _JSON_STRING else found.group()
+            if b"\\" not in raw and b"%" not in raw:
+                continue
+            base = found.start(1) if pattern is _JSON_STRING else found.start()
+            text, spans = _json_spans(raw) if pattern is _JSON_STRING else _percent_spans(raw)
+            views = [(text, spans)]
+            if pattern is _JSON_STRING and "%" in text:  # URL-encoded inside a JSON string
+                inner, inner_spans = _percent_spans(text.encode("latin-1", "replace"))
+                views.append((inner, [(spans[a][0], spans[b - 1][1]) for a, b in inner_spans]))
+            for view, where in views:
+                for needle in needles:
+                    for hit in re.finditer(re.escape(needle), view):
+                        start, end = where[hit.start()][0], where[hit.end() - 1][1]
+                        out[base + start : base + end] = b"*" * (end - start)
+
+
+def _forms(value: bytes) -> list[tuple[bytes, bool]]:
+    """``value`` and the parts of its base64 encodings that depend on it alone.
+
+    Embedded in a longer base64 text (``user:key``, ``Bearer key``), the key's
+    encoding depends on its offset modulo 3: each of the three alignments,
+    in the standard and the URL-safe alphabet, gives the characters made of
+    the key's bits only (``True``: the neighbours holding its edge bits are
+    masked too).
+    """
+    forms = [(value, False)]
+    for align in range(3):
+        encoded = base64.b64encode(bytes(align) + value).rstrip(b"=")
+        first = -(-align * 8 // 6)  # the first character holding no prefix bit
+        last = (align + len(value)) * 8 // 6  # past the last holding key bits only
+        core = encoded[first:last]
+        forms.append((core, True))
+        forms.append((core.replace(b"+", b"-").replace(b"/", b"_"), True))
+    return list(dict.fromkeys(forms))
+
+
+def _json_spans(raw: bytes) -> tuple[str, list[tuple[int, int]]]:
+    """A JSON string's content decoded, with the raw span of every character."""
+    text: list[str] = []
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(raw):
+        if raw[i] == 0x5C and raw[i + 1 : i + 2] == b"u":
+            width, char = 6, chr(int(raw[i + 2 : i + 6], 16)) if _hex(raw[i + 2 : i + 6]) else "?"
+        elif raw[i] == 0x5C:
+            width, char = 2, _JSON_ESCAPES.get(raw[i + 1 : i + 2], "?")
+        else:
+            width, char = 1, chr(raw[i])
+        text.append(char)
+        spans.append((i, min(i + width, len(raw))))
+        i += width
+    return "".join(text), spans
+
+
+def _percent_spans(raw: bytes) -> tuple[str, list[tuple[int, int]]]:
+    """URL-encoded text decoded (``%XX``), with the raw span of every byte."""
+    text: list[str] = []
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(raw):
+        if raw[i] == 0x25 and _hex(raw[i + 1 : i + 3]):
+            text.append(chr(int(raw[i + 1 : i + 3], 16)))
+            spans.append((i, i + 3))
+            i += 3
+        else:
+            text.append(chr(raw[i]))  # "+" stays "+": keys have no spaces
+            spans.append((i, i + 1))
+            i += 1
+    return "".join(text), spans
+
+
+def _hex(digits: bytes) -> bool:
+    return len(digits) in (2, 4) and all(d in b"0123456789abcdefABCDEF" for d in digits)
 
 
 def _mask(out: bytearray, protected: bytearray, start: int, end: int) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..corpus.cases import Case, default_root
+from ..corpus.gate import UnsafeFile, read_chunks, read_file, read_json
 from ..corpus.schemas import schema_errors
 from ..corpus.validate import needed_capabilities
 from ..reporting.wire import wire_view
@@ -141,21 +142,23 @@ def _find(spec: str, corpus: Path | None) -> Path:
 
 def _load(folder: Path) -> tuple[dict[str, Any], bytes, list[int] | None]:
     name = folder / "case.json"
-    try:
-        data = json.loads(name.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    try:  # through the corpus gate, as every reader of a corpus
+        data = read_json(name)
+    except (OSError, ValueError) as exc:
         raise ReviewError(f"{name}: not valid JSON: {exc}") from None
     problem = schema_errors("case", data)
     if problem:
         raise ReviewError(f"{name}: {problem}")
     try:
-        body = (folder / data["response"]["body"]).read_bytes()
+        body = read_file(folder / data["response"]["body"])
+    except UnsafeFile as exc:
+        raise ReviewError(str(exc)) from None
     except OSError:
         raise ReviewError(f"{name}: body file {data['response']['body']!r} is missing") from None
     ends = None
     if (folder / "chunks.json").exists():
         try:
-            sizes = json.loads((folder / "chunks.json").read_text(encoding="utf-8"))["sizes"]
+            sizes = read_chunks(folder / "chunks.json")["sizes"]
             ends = [sum(sizes[: i + 1]) for i in range(len(sizes))]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ReviewError(f"{folder / 'chunks.json'}: unreadable: {exc}") from None

@@ -43,17 +43,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import socket
 import threading
 from typing import TYPE_CHECKING
 
 from ..corpus.cases import Case, Corpus
+from ..corpus.gate import read_chunks
 from ..harness.transports import TRANSPORTS, boundaries, split
 from ..reference.reader import body_kind
+from ..reporting.wire import terminal_safe
 
 if TYPE_CHECKING:  # aiohttp is imported when a server starts, not with the command line
     from aiohttp import web
+    from aiohttp.web_protocol import RequestHandler
 
 __all__ = ["MODEL_PREFIX", "ReplayServer", "event_boundaries", "is_stream"]
 
@@ -71,6 +75,10 @@ _ENDPOINTS = {"/v1/chat/completions": "POST", "/v1/models": "GET"}
 _CASE_PATH = re.compile(r"/cases/([a-z0-9-]+)/([a-z0-9-]+)/([a-z]+)(/v1/[a-z/]+)")
 _LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
 _FIELD_START = (b"data", b"event", b"id", b"retry", b":")
+# One line per refused request on stderr, never a traceback: the client's
+# mistake is not the server's failure.
+_LOG = logging.getLogger("streamproof.serve")
+_REASONS = {400: "bad_request", 413: "request_too_large", 500: "server_error"}
 
 
 def event_boundaries(body: bytes) -> dict[int, bytes]:
@@ -94,6 +102,60 @@ def _error(status: int, code: str, message: str, *, allow: str | None = None) ->
     error = {"message": message, "type": "invalid_request_error", "param": None, "code": code}
     headers = {"Allow": allow} if allow else None
     return web.json_response({"error": error}, status=status, headers=headers)
+
+
+def _error_body(status: int, message: str) -> bytes:
+    """An OpenAI-style error document (API reference, "Error codes")."""
+    error = {
+        "message": message,
+        "type": "invalid_request_error" if status < 500 else "server_error",
+        "param": None,
+        "code": _REASONS.get(status, "error"),
+    }
+    return json.dumps({"error": error}).encode("utf-8")
+
+
+def _json_errors(server: object) -> None:
+    """Make ``server`` (an aiohttp ``web.Server``) answer what aiohttp refuses
+    before any route runs (a request line or header it cannot parse, a handler
+    that raised) with an OpenAI-style JSON error and a one-line log.
+
+    aiohttp builds those answers in ``RequestHandler.handle_error``; the
+    handler class is chosen by ``Server.__call__``, so both get a subclass
+    that adds no state (class assignment needs an identical layout).
+    """
+    from aiohttp import web
+    from aiohttp.web_protocol import RequestHandler
+
+    class JsonErrorHandler(RequestHandler):
+        __slots__ = ()
+
+        def handle_error(
+            self,
+            request: web.BaseRequest,
+            status: int = 500,
+            exc: BaseException | None = None,
+            message: str | None = None,
+        ) -> web.StreamResponse:
+            reason = f"{type(exc).__name__}: {exc}" if exc is not None else message or ""
+            line = terminal_safe(" ".join(reason.split())[:300])
+            _LOG.warning("serve: %s from %s: %s", status, request.remote, line)
+            if request.writer.output_size > 0:  # the head went out: only a cut is left
+                raise ConnectionError("the response had started; the connection is cut")
+            text = f"the request could not be read: {line}" if status < 500 else "server error"
+            response = web.Response(
+                status=status, body=_error_body(status, text), content_type="application/json"
+            )
+            response.force_close()
+            return response
+
+    class JsonErrorServer(type(server)):  # type: ignore[misc]
+        def __call__(self) -> RequestHandler:
+            handler: RequestHandler = super().__call__()
+            handler.__class__ = JsonErrorHandler
+            return handler
+
+    server.__class__ = JsonErrorServer
 
 
 def _models(corpus: Corpus) -> web.Response:
@@ -229,6 +291,7 @@ class ReplayServer:
         app.on_response_prepare.append(exact_headers)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         await runner.setup()
+        _json_errors(runner.server)
         try:
             await web.SockSite(runner, sock, backlog=1024).start()
             self._loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
@@ -264,9 +327,15 @@ class ReplayServer:
         return await self._replay(request, *found)
 
     async def _from_model(self, request: web.Request) -> tuple[Case, str] | web.Response:
+        from aiohttp import web
+
         try:
             payload = json.loads(await request.read())
-        except ValueError:
+        except web.HTTPRequestEntityTooLarge:
+            message = f"the request body is over {request.client_max_size} bytes"
+            _LOG.warning("serve: 413 from %s: %s", request.remote, message)
+            return _error(413, "request_too_large", message)
+        except (ValueError, RecursionError):
             return _error(400, "invalid_json", "the request body is not JSON")
         model = payload.get("model") if isinstance(payload, dict) else None
         if not isinstance(model, str):
@@ -295,8 +364,8 @@ class ReplayServer:
         """Seconds to wait before each read."""
         recorded = [0.0] * count
         if transport == "recorded":
-            chunks = json.loads((case.dir / "chunks.json").read_text(encoding="utf-8"))
-            delays_ms = chunks.get("delays_ms")
+            # Read through the corpus gate; load_corpus checked the delays.
+            delays_ms = read_chunks(case.dir / "chunks.json").get("delays_ms")
             if isinstance(delays_ms, list) and len(delays_ms) == count:
                 recorded = [max(0.0, float(ms)) / 1000 for ms in delays_ms]
         return [

@@ -24,6 +24,7 @@ from typing import Any
 from ..corpus.cases import Corpus
 from ..harness.transports import TRANSPORTS
 from .run_files import DiffError, RunRecord, load_run, retired_cases
+from .wire import terminal_safe
 
 __all__ = [
     "Change",
@@ -203,7 +204,7 @@ class Diff:
                 lines.append(f"{title} ({len(entries)}):")
                 lines.extend(f"  {entry}" for entry in entries)
         lines.append(self.summary_line())
-        return "\n".join(lines)
+        return "\n".join(terminal_safe(line) for line in lines)
 
 
 def _plural(n: int, word: str) -> str:

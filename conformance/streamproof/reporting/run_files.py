@@ -16,8 +16,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ..corpus.cases import Corpus, default_root
+from ..corpus.cases import Corpus, default_root, read_manifest
 from ..corpus.schemas import schema_errors
+from ..errors import CorpusError
 from ..harness.comparison import Divergence
 from ..harness.transports import TRANSPORTS
 
@@ -157,14 +158,8 @@ def _from_baseline(document: dict[str, Any], path: str) -> RunRecord:
 def retired_cases(corpus: Corpus | Path | None = None) -> dict[str, str]:
     """The corpus manifest's ``retired``: case id -> the version that retired it."""
     root = corpus.root if isinstance(corpus, Corpus) else (corpus or default_root())
-    manifest = root / "manifest.json"
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DiffError(f"{manifest}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise DiffError(f"{manifest}: not valid JSON: {exc}") from None
-    retired = data.get("retired", {}) if isinstance(data, dict) else {}
-    if not isinstance(retired, dict):
-        raise DiffError(f"{manifest}: 'retired' is not an object")
+    try:  # through the corpus gate: shape checked, no link or FIFO followed
+        retired = read_manifest(root).get("retired", {})
+    except CorpusError as exc:
+        raise DiffError(str(exc)) from None
     return {str(k): str(v) for k, v in retired.items()}

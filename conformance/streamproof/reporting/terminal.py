@@ -7,6 +7,7 @@ from typing import TextIO
 from ..harness.engine import Result, Verdict
 from .coverage import coverage_line
 from .results import coverage_of, summarize
+from .wire import terminal_safe
 
 __all__ = ["Progress", "print_summary"]
 
@@ -53,11 +54,12 @@ def print_summary(
     """
     for result in results:
         if details and result.verdict in _SHOWN:
-            stream.write(
+            line = (
                 f"{result.verdict.value.upper():<7} {result.case.id} "
                 f"[{result.transport}] ({result.case.severity}): "
-                f"{result.first_divergence}\n"
+                f"{result.first_divergence}"
             )
+            stream.write(terminal_safe(line) + "\n")
     s = summarize(results)
     parts = [f"{s['passed']} passed", f"{s['failed']} failed"]
     parts += [
@@ -66,7 +68,8 @@ def print_summary(
         if s[k]
     ]
     runs = f"{s['total']} case run" + ("" if s["total"] == 1 else "s")
-    stream.write(f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({runs})\n")
+    line = f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({runs})"
+    stream.write(terminal_safe(line) + "\n")
     by_severity = coverage_of(results)["by_severity"]
     for severity, figures in by_severity.items():
         if figures["runs"]:

@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
-__all__ = ["visible", "wire_view"]
+__all__ = ["terminal_safe", "visible", "wire_view"]
 
 _NAMED = {0x0D: "\\r", 0x0A: "\\n", 0x00: "\\0", 0x09: "\\t"}
+
+# What a terminal would act on rather than show: C0 controls (ESC starts the
+# sequences that retitle a window or clear the screen, ECMA-48 §5), DEL, the
+# C1 controls (0x9B is a one-byte CSI) and the bidirectional overrides that
+# reorder what is shown (Unicode TR 9).
+_UNSAFE = {
+    code: _NAMED.get(code, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    for code in (
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    )
+}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character escaped, for one line on a terminal.
+
+    Text from results files, adapters and cases goes through this before it
+    is printed, so an adapter's crash message cannot move the cursor or
+    rewrite the screen.
+    """
+    return text.translate(_UNSAFE)
 
 
 def visible(data: bytes, following: bytes = b"") -> str:
