@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .harness.comparison import Divergence, compare
     from .harness.engine import Engine, Result, Verdict
     from .harness.loader import Adapter, ReplayResponse, load_adapter
+    from .harness.replay import replay
     from .reference.chat import ContentPiece, StreamAccumulator
     from .reference.reader import ResponseReader, read_response
     from .reference.sse import Event, SSEDecoder, SSEProtocolError
@@ -44,6 +45,7 @@ __all__ = [
     "load_adapter",
     "load_corpus",
     "read_response",
+    "replay",
 ]
 
 # name -> the module that defines it
@@ -68,6 +70,7 @@ _LAZY = {
     "load_adapter": "harness.loader",
     "load_corpus": "corpus.cases",
     "read_response": "reference.reader",
+    "replay": "harness.replay",
 }
 
 

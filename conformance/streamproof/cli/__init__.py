@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "score an adapter against the corpus"),
     "list": ("list_cases", "list the cases"),
     "show": ("show", "show one case's stream and expectation"),
+    "debug": ("debug", "run one case through an adapter in this process, under pdb if asked"),
     "validate": ("validate", "check the corpus"),
     "manifest": ("manifest", "rewrite corpus/manifest.json from the files"),
     "quirks": ("quirks", "print the providers × quirks tables"),

@@ -1,0 +1,65 @@
+"""``streamproof debug CASE --adapter X``: one case in the foreground, under a debugger if asked.
+
+The adapter is loaded into this process (not a worker), so ``breakpoint()``
+in a parser works, prints show on the terminal, and ``--pdb`` stops at the
+exception where the parser raised it. It prints the outcome, the verdict
+and the first divergence; exit 0 on a pass, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pdb
+import sys
+import traceback
+
+from ..harness.loader import load_adapter
+from ..harness.replay import find_case, replay_case
+from ..harness.transports import TRANSPORTS
+from ..reporting.wire import terminal_safe
+from .options import add_corpus_option
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "case", metavar="CASE", help="a case id, or a run id as printed: 'CASE [TRANSPORT]'"
+    )
+    parser.add_argument(
+        "--adapter",
+        default="reference",
+        metavar="SPEC",
+        help="built-in name, path/to/adapter.py or a module (default: reference); "
+        "cmd: adapters run in their own process: use run --trace for them",
+    )
+    parser.add_argument("--transport", choices=TRANSPORTS, help="default: whole, or the run id's")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the random transport")
+    parser.add_argument(
+        "--pdb", action="store_true", help="drop into the debugger where the adapter raised"
+    )
+    add_corpus_option(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    case, named = find_case(args.case, args.corpus)
+    replay = replay_case(case, args.transport or named or "whole", seed=args.seed)
+    adapter = load_adapter(args.adapter)
+    print(f"{case.id} [{replay.transport}] with {adapter.name} {adapter.version}: {case.title}")
+    try:
+        outcome, result = replay.run(adapter)
+    except Exception:
+        if args.pdb:
+            traceback.print_exc()
+            pdb.post_mortem(sys.exc_info()[2])
+        else:
+            traceback.print_exc()
+            print("crash: the adapter raised (rerun with --pdb to stop there)")
+        return 1
+    print("--- outcome ---")
+    print(json.dumps(outcome, indent=2, ensure_ascii=False, default=repr))
+    verdict = result.verdict.value
+    detail = f": {result.first_divergence}" if result.first_divergence else ""
+    print(terminal_safe(f"--- {verdict}{detail}"))
+    return 0 if verdict == "pass" else 1
