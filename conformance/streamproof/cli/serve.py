@@ -11,6 +11,7 @@ from typing import Any
 from ..corpus.cases import load_corpus
 from ..harness.transports import TRANSPORTS
 from ..live.serve import ReplayServer, is_stream
+from ..reporting.wire import terminal_safe
 
 __all__ = ["add_arguments", "run"]
 
@@ -71,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         first_byte_delay=args.first_byte_delay / 1000,
         delay_scale=args.delay_scale,
         keepalive=args.keepalive,
+        log=lambda line: print(terminal_safe(line), flush=True),
     )
     url = server.start()
     streams = (c.id for c in corpus.cases if c.status == 200 and is_stream(c))

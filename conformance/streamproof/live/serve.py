@@ -47,6 +47,7 @@ import logging
 import re
 import socket
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..corpus.cases import Case, Corpus
@@ -166,6 +167,29 @@ def _models(corpus: Corpus) -> web.Response:
     return web.json_response({"object": "list", "data": data})
 
 
+#: A response expected to take longer than this is announced as slow in the log.
+SLOW_SECONDS = 30.0
+
+
+def pace_line(
+    method: str, path: str, case: Case, transport: str, size: int, delays: list[float]
+) -> str:
+    """The log line of one response: what is replayed, in how many reads, for how long."""
+    seconds = sum(delays)
+    reads = len(delays)
+    line = (
+        f"{method} {path[:120]} -> {case.id} [{transport}] HTTP {case.status}: "
+        f"{size} bytes in {reads} read{'' if reads == 1 else 's'}, about {seconds:.1f} s"
+    )
+    if seconds > SLOW_SECONDS:
+        per_read = seconds / reads if reads else 0.0
+        line += (
+            f" (slow: {per_read * 1000:.0f} ms before each of {reads} reads; "
+            "lower --chunk-delay or --delay-scale, or choose a transport with fewer reads)"
+        )
+    return line
+
+
 def _is_truncated(case: Case) -> bool:
     return any(alt.get("status") == "truncated" for alt in case.alternatives)
 
@@ -189,6 +213,7 @@ class ReplayServer:
         first_byte_delay: float = 0.0,
         delay_scale: float = 1.0,
         keepalive: float | None = None,
+        log: Callable[[str], None] | None = None,
     ) -> None:
         if transport not in TRANSPORTS:
             raise ValueError(f"unknown transport {transport!r}; choose from {TRANSPORTS}")
@@ -200,6 +225,7 @@ class ReplayServer:
         self.host, self.port, self.transport, self.seed = host, port, transport, seed
         self.chunk_delay, self.first_byte_delay = chunk_delay, first_byte_delay
         self.delay_scale, self.keepalive = delay_scale, keepalive
+        self.log = log or _LOG.info  # one line per response: case, transport, pace
         self._cases = {case.id: case for case in corpus.cases}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -378,6 +404,7 @@ class ReplayServer:
         body = case.body
         reads = split(body, boundaries(body, transport, seed=self.seed, case_dir=case.dir))
         delays = self._delays(case, transport, len(reads))
+        self.log(pace_line(request.method, request.path, case, transport, len(body), delays))
         stream = is_stream(case)
         truncated = _is_truncated(case)
         headers = {k: v for k, v in case.headers.items() if k.lower() not in _FRAMING}
