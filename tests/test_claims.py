@@ -231,7 +231,7 @@ def test_badge_of_a_verified_run(reference_run: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert load(badge) == {
         "schemaVersion": 1,
-        "label": f"streamproof {corpus.version}",
+        "label": f"streamproof corpus {corpus.version}",
         "message": f"must {must}/{must}",
         "color": "green",
     }

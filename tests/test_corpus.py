@@ -184,22 +184,3 @@ def test_an_unknown_tag_and_stale_tables_are_caught(copy: Path) -> None:
     edit(copy / "cases/generic/finish-without-done/case.json", tags=[])
     write_manifest(copy)
     assert any("quirk tables are out of date" in p for p in check_corpus(copy))
-
-
-RECORDINGS = ROOT.parent.parent / "shared" / "recordings"
-FIDELITY = ROOT.parent.parent / "shared" / "tools" / "fidelity.py"
-
-
-@pytest.mark.skipif(not FIDELITY.exists(), reason="needs the research recordings beside the repo")
-def test_wire_shapes_match_the_recordings() -> None:
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, str(FIDELITY), str(ROOT), "--min-share", "1.0"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr

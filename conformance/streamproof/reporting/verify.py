@@ -265,7 +265,7 @@ def badge_document(document: Mapping[str, Any], corpus: Corpus) -> dict[str, Any
         color = "red"
     return {
         "schemaVersion": 1,
-        "label": f"streamproof {document['corpus']['version']}",
+        "label": f"streamproof corpus {document['corpus']['version']}",
         "message": message,
         "color": color,
     }
