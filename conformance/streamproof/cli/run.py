@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from ..corpus.cases import SEVERITIES, load_corpus
+from ..corpus.cases import SEVERITIES, Corpus, load_corpus
 from ..errors import CommandError, UsageError
-from ..harness.engine import plan, select
+from ..harness.engine import Result, plan, select
 from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess
 from ..harness.transports import TRANSPORTS, parse_transports
@@ -25,7 +29,7 @@ from ..reporting.results import (
 )
 from ..reporting.terminal import print_summary
 from .options import add_corpus_option
-from .pytest_session import RunOptions, run_through_pytest
+from .pytest_session import RunInterrupted, RunOptions, run_through_pytest
 
 __all__ = ["DEFAULT_REPORT", "RunError", "add_arguments", "execute_run", "run"]
 
@@ -142,7 +146,51 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
+@contextlib.contextmanager
+def _terminate_interrupts(received: list[int]) -> Iterator[None]:
+    """SIGTERM takes Ctrl-C's path: it raises ``KeyboardInterrupt`` (and is noted)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def execute_run(request: RunOptions) -> int:
+    """Run, report and write the outputs; an interrupted run writes none of them.
+
+    On SIGINT (Ctrl-C) or SIGTERM: one line saying how far the run got, no
+    output file (the JUnit and HTML files pytest was writing are removed),
+    exit 130 or 143 (128 + the signal's number).
+    """
+    received: list[int] = []
+    with _terminate_interrupts(received):
+        try:
+            return _execute(request)
+        except RunInterrupted as exc:
+            line = f"{exc}; no results written"
+        except _WritingInterrupted as exc:
+            line = str(exc)
+        except KeyboardInterrupt:
+            line = "interrupted before the run finished; no results written"
+    print(f"streamproof: {line}", file=sys.stderr)
+    return 128 + (received[0] if received else signal.SIGINT)
+
+
+class _WritingInterrupted(Exception):
+    """Interrupted after the last case run, while the outputs were being written."""
+
+
+def _execute(request: RunOptions) -> int:
     corpus = load_corpus(request.corpus)
     if request.expect:
         load_expectations(request.expect, {c.id for c in corpus.cases})
@@ -185,6 +233,19 @@ def execute_run(request: RunOptions) -> int:
         print(awaiting_notice(len(waiting)))
     if "random" in request.transports:
         print(f"random transport seed {seed} (rerun with --seed {seed})")
+    try:
+        _write_outputs(request, results, corpus, adapter, seed)
+    except KeyboardInterrupt:
+        raise _WritingInterrupted(
+            f"interrupted after all {len(work)} case runs, while writing the outputs: "
+            "only the files named above were written (each one whole)"
+        ) from None
+    return exit_status(results, request.fail_on)
+
+
+def _write_outputs(
+    request: RunOptions, results: list[Result], corpus: Corpus, adapter: dict[str, Any], seed: int
+) -> None:
     document = results_document(
         results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
     )
@@ -205,4 +266,3 @@ def execute_run(request: RunOptions) -> int:
     for label, path in (("report", request.html), ("junit", request.junit)):
         if path:
             print(f"{label}: {path}")
-    return exit_status(results, request.fail_on)

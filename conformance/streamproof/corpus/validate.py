@@ -14,6 +14,7 @@ from typing import Any
 
 from .cases import Case, file_digests, scan, tree_digest
 from .quirks import load_quirks, readme_with_tables
+from ..atomic import write_atomic
 from ..resources import data_path
 
 __all__ = ["check_corpus", "needed_capabilities", "write_manifest"]
@@ -188,5 +189,5 @@ def write_manifest(root: Path) -> dict[str, Any]:
         "files": files,
         "retired": retired,
     }
-    path.write_bytes((json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode("utf-8"))
+    write_atomic(path, json.dumps(manifest, indent=2, sort_keys=False) + "\n")
     return manifest

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..corpus.schemas import schema_errors
 from .run_files import row_divergence
 
@@ -85,5 +86,5 @@ def write_expectations(results_doc: Mapping[str, Any], path: Path) -> dict[str, 
     problem = schema_errors("expectations", document)
     if problem:  # our own bug: never write a file --expect would refuse
         raise ValueError(f"expectations document does not match its schema: {problem}")
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     return document
