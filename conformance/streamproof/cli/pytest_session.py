@@ -38,8 +38,9 @@ class RunOptions:
 
     spec: str
     transports: list[str]
-    seed: int | None
+    seed: int | None  # None: draw one
     fail_on: str
+    seeds: list[int] = field(default_factory=list)  # two or more: random runs under each
     cases: list[str] = field(default_factory=list)
     corpus: Path | None = None
     expect: Path | None = None
@@ -115,8 +116,11 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         options.spec,
         "--streamproof-transport",
         ",".join(options.transports),
-        "--streamproof-seed",
-        str(options.seed),
+        *(
+            ["--streamproof-seeds", ",".join(map(str, options.seeds))]
+            if len(options.seeds) > 1
+            else ["--streamproof-seed", str(options.seed)]
+        ),
         "--streamproof-fail-on",
         options.fail_on,
     ]

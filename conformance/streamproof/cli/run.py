@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import random
 import signal
 import sys
 from collections.abc import Iterator
@@ -17,7 +16,15 @@ from ..errors import CommandError, UsageError
 from ..harness.engine import Result, plan, select
 from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess
-from ..harness.transports import TRANSPORTS, parse_transports
+from ..harness.transports import (
+    DEFAULT_SEED,
+    TRANSPORTS,
+    draw_seed,
+    parse_seed,
+    parse_seeds,
+    parse_transports,
+    seed_words,
+)
 from ..live.review import awaiting_notice, awaiting_review
 from ..reporting.known_failures import write_expectations
 from ..reporting.results import (
@@ -62,8 +69,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--seed",
-        type=int,
-        help="seed of the random transport (default: a new one each run, printed)",
+        metavar="N|random",
+        help=f"seed of the random transport (default: {DEFAULT_SEED}, so a plain run "
+        "is reproducible; 'random' draws one and prints it)",
+    )
+    parser.add_argument(
+        "--seeds",
+        metavar="SPEC",
+        help="run the random transport once per seed, e.g. 1-20 or 1,5,9; a case that "
+        "fails under some seeds only is reported with them, and --write-expect records them",
     )
     parser.add_argument(
         "--fail-on",
@@ -124,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    seed, seeds = _seed_options(args, transports)
     default_report = not adapter_given and args.html is None
     return execute_run(
         RunOptions(
@@ -131,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
             transports=transports,
             cases=args.case,
             corpus=args.corpus,
-            seed=args.seed,
+            seed=seed,
+            seeds=seeds,
             fail_on=args.fail_on,
             timeout=args.timeout,
             jobs=args.jobs,
@@ -144,6 +160,26 @@ def run(args: argparse.Namespace) -> int:
             write_expect=args.write_expect,
         )
     )
+
+
+def _seed_options(args: argparse.Namespace, transports: list[str]) -> tuple[int | None, list[int]]:
+    """``--seed`` (``None``: draw one) and ``--seeds`` (empty unless given)."""
+    if args.seeds is None:
+        try:
+            return parse_seed(args.seed) if args.seed is not None else DEFAULT_SEED, []
+        except ValueError as exc:
+            raise UsageError(f"--seed: {exc}") from None
+    if args.seed is not None:
+        raise UsageError("--seed and --seeds exclude each other: give one of them")
+    if "random" not in transports:
+        raise UsageError("--seeds runs the random transport: add random to --transport")
+    if args.http:
+        raise UsageError("--seeds runs in-process only, not with --http")
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ValueError as exc:
+        raise UsageError(f"--seeds: {exc}") from None
+    return seeds[0], seeds
 
 
 @contextlib.contextmanager
@@ -210,7 +246,8 @@ def _execute(request: RunOptions) -> int:
             f"{request.spec}: defines no call(base_url, request), so it cannot be "
             "scored over HTTP (--http is not applicable)"
         )
-    seed = request.seed if request.seed is not None else random.randrange(2**31)
+    drawn = request.seed is None
+    seed = draw_seed() if request.seed is None else request.seed
     work = plan(cases, request.transports)
     options = replace(request, seed=seed, corpus=corpus.root)
     results, code, output = run_through_pytest(options, len(work))
@@ -232,7 +269,7 @@ def _execute(request: RunOptions) -> int:
     if waiting:
         print(awaiting_notice(len(waiting)))
     if "random" in request.transports:
-        print(f"random transport seed {seed} (rerun with --seed {seed})")
+        _print_seeds(results, request.seeds, seed, drawn)
     try:
         _write_outputs(request, results, corpus, adapter, seed)
     except KeyboardInterrupt:
@@ -243,12 +280,32 @@ def _execute(request: RunOptions) -> int:
     return exit_status(results, request.fail_on)
 
 
+def _print_seeds(results: list[Result], seeds: list[int], seed: int, drawn: bool) -> None:
+    if len(seeds) <= 1:
+        how = "drawn" if drawn else "default" if seed == DEFAULT_SEED else "given"
+        print(f"random transport seed {seed} ({how}; rerun with --seed {seed})")
+        return
+    partial = [r for r in results if r.partial and r.seeds is not None]
+    print(
+        f"random transport {seed_words(seeds)}: "
+        f"{len(partial)} case{'s' * (len(partial) != 1)} fail under some seeds only"
+    )
+    for result in partial:
+        assert result.seeds is not None
+        print(
+            f"  {result.case.id}: fails under {seed_words(result.seeds['failing'])}, "
+            f"passes under {seed_words(result.seeds['passing'])}"
+        )
+
+
 def _write_outputs(
     request: RunOptions, results: list[Result], corpus: Corpus, adapter: dict[str, Any], seed: int
 ) -> None:
     document = results_document(
         results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
     )
+    if len(request.seeds) > 1:
+        document["run"]["seeds"] = request.seeds
     if request.json:
         write_json(document, request.json)
         print(f"results: {request.json}")
@@ -256,12 +313,15 @@ def _write_outputs(
         written = write_expectations(document, request.write_expect)
         print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
     if request.baseline:
-        write_baseline(
-            baseline_document(
-                results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
-            ),
-            request.baseline,
+        baseline = baseline_document(
+            results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
         )
+        if len(request.seeds) > 1:
+            baseline["seeds"] = request.seeds
+            for row, result in zip(baseline["results"], results, strict=True):
+                if result.seeds is not None:
+                    row["seeds"] = result.seeds
+        write_baseline(baseline, request.baseline)
         print(f"baseline: {request.baseline}")
     for label, path in (("report", request.html), ("junit", request.junit)):
         if path:
