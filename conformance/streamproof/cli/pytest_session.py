@@ -70,9 +70,14 @@ class _Observer:
         self.progress = Progress(total, sys.stderr)
         self.results: list[Result] = []
         self.config: pytest.Config | None = None
+        self.interrupted = False
 
     def pytest_configure(self, config: pytest.Config) -> None:
         self.config = config
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # pytest caught a Ctrl-C (or a SIGTERM the run made one); pytest.exit() comes here too
+        self.interrupted = self.interrupted or isinstance(excinfo.value, KeyboardInterrupt)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -176,7 +181,7 @@ def run_through_pytest(options: RunOptions, total: int) -> tuple[list[Result], i
                 staged[target] = temporary_beside(target)
         with _sealed() as folder, contextlib.redirect_stdout(out):
             code = pytest.main(_arguments(options, folder, staged), plugins=[observer])
-        if code == pytest.ExitCode.INTERRUPTED:
+        if observer.interrupted:
             raise KeyboardInterrupt
         if len(observer.results) == total:
             for target, temporary in staged.items():
