@@ -23,7 +23,7 @@ PACKAGE = Path(streamproof.__file__).resolve().parent
 
 # Lowest first. A module may import its own layer and the layers before it.
 LAYERS = ("foundation", "reference", "corpus", "harness", "checks", "reporting", "live", "app")
-FOUNDATION = {"__about__", "errors", "resources"}
+FOUNDATION = {"__about__", "atomic", "errors", "resources"}
 # The module paths users had before the layers: thin re-exports, imported by nobody inside.
 OLD_PATHS = {"adapter", "chat", "chunking", "comparison", "nodejs", "runner", "sse", "worker"}
 ENTRY = {"__init__", "__main__"}

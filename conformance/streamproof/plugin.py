@@ -9,7 +9,6 @@ the same plugin and the same engine.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,15 @@ from .harness.engine import Engine, Result, Verdict
 from .harness.expectations import Expectations, load_expectations
 from .harness.loader import AdapterError
 from .harness.selection import KeywordError, Selection
-from .harness.transports import TRANSPORTS, parse_transports
+from .harness.transports import (
+    DEFAULT_SEED,
+    TRANSPORTS,
+    draw_seed,
+    parse_seed,
+    parse_seeds,
+    parse_transports,
+    seed_words,
+)
 from .reporting.wire import terminal_safe
 
 __all__ = ["StreamproofFailure", "StreamproofItem", "StreamproofSession"]
@@ -73,9 +80,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--streamproof-seed",
-        type=int,
-        metavar="N",
-        help="seed of the random transport (default: new each session)",
+        default=str(DEFAULT_SEED),
+        metavar="N|random",
+        help=f"seed of the random transport (default: {DEFAULT_SEED}; "
+        "'random' draws one and prints it)",
+    )
+    group.addoption(
+        "--streamproof-seeds",
+        metavar="SPEC",
+        help="run the random transport once per seed, e.g. 1-20 or 1,5,9; a case that "
+        "fails under some seeds only is reported with them",
     )
     group.addoption(
         "--streamproof-http",
@@ -94,6 +108,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("streamproof"):
         config.pluginmanager.register(StreamproofSession(config), "streamproof-session")
+
+
+def _seeds(config: pytest.Config) -> tuple[int, list[int]]:
+    """The seed and the seeds of the random transport (``--streamproof-seed[s]``)."""
+    spec = config.getoption("streamproof_seeds")
+    try:
+        if spec is not None:
+            seeds = parse_seeds(spec)
+            return seeds[0], seeds
+        seed = parse_seed(config.getoption("streamproof_seed"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"streamproof: {exc}") from None
+    seed = draw_seed() if seed is None else seed
+    return seed, [seed]
 
 
 def _transports(value: str) -> list[str]:
@@ -120,6 +148,7 @@ class StreamproofSession:
         self.transports = _transports(config.getoption("streamproof_transport"))
         self.timeout: float | None = config.getoption("streamproof_timeout")
         self.fail_on: str = config.getoption("streamproof_fail_on")
+        self.http: bool = bool(config.getoption("streamproof_http"))
         corpus_dir = config.getoption("streamproof_corpus")
         try:
             self.corpus = load_corpus(Path(corpus_dir) if corpus_dir else None)
@@ -140,10 +169,14 @@ class StreamproofSession:
             raise pytest.UsageError(f"streamproof: {exc}") from None
         self.work = selection.plan(self.corpus.cases, self.transports)
         worker_input = getattr(config, "workerinput", None)
-        seed = config.getoption("streamproof_seed")
+        self.seed, self.seeds = _seeds(config)
         if worker_input is not None and "streamproof_seed" in worker_input:
-            seed = worker_input["streamproof_seed"]
-        self.seed: int = seed if seed is not None else random.randrange(2**31)
+            self.seed = worker_input["streamproof_seed"]
+            self.seeds = self.seeds if len(self.seeds) > 1 else [self.seed]
+        if self.http and len(self.seeds) > 1:
+            raise pytest.UsageError(
+                "streamproof: --streamproof-seeds runs in-process only, not with --streamproof-http"
+            )
         self.results: list[Result] = []
         self.adapter_name = self.spec
         self._engine: Engine | None = None
@@ -154,7 +187,7 @@ class StreamproofSession:
     def engine(self) -> Engine:
         if self._engine is None:
             http = None
-            if self.config.getoption("streamproof_http"):
+            if self.http:
                 from .live.serve import ReplayServer  # the server's library loads only when asked
 
                 self._server = ReplayServer(self.corpus, seed=self.seed)
@@ -164,6 +197,7 @@ class StreamproofSession:
                 self._engine = Engine(
                     self.spec,
                     seed=self.seed,
+                    seeds=self.seeds,
                     timeout=self.timeout,
                     expectations=self.expectations,
                     http=http,
@@ -222,8 +256,22 @@ class StreamproofSession:
 
             report.extras = [
                 *getattr(report, "extras", []),
-                extras.html(failure_html(result, self.seed)),
+                extras.html(failure_html(result, self.reproducing_seed(result))),
             ]
+
+    def reproducing_seed(self, result: Result) -> int:
+        """The seed that shows ``result`` again with ``--seed``."""
+        if result.seeds and result.seeds["failing"] and result.verdict is not Verdict.XPASS:
+            return next((s for s in self.seeds if s in result.seeds["failing"]), self.seed)
+        if result.seeds and result.seeds["passing"]:
+            return next((s for s in self.seeds if s in result.seeds["passing"]), self.seed)
+        return self.seed
+
+    def seed_words(self) -> str:
+        """``random seed N`` or ``random seeds 1, 2, 3``."""
+        if len(self.seeds) > 1:
+            return f"random {seed_words(self.seeds)}"
+        return f"random seed {self.seed}"
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
@@ -243,6 +291,7 @@ class StreamproofSession:
                 adapter=self.adapter_name,
                 corpus=self.corpus.version,
                 seed=self.seed if "random" in self.transports else None,
+                seeds=self.seeds if "random" in self.transports else None,
             )
         )
 
@@ -271,7 +320,7 @@ class StreamproofSession:
             line = ", ".join(f"{n} {v}" for v, n in counts.items())
             terminalreporter.write_line(
                 f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
-                f"(random seed {self.seed})"
+                f"({self.seed_words()})"
             )
 
 
@@ -332,7 +381,12 @@ class StreamproofItem(pytest.Item):
                 f"  {result.first_divergence}",
             ]
             if self.transport == "random":
-                lines.append(f"  reproduce with --seed {self.streamproof.seed}")
+                if result.partial and result.seeds is not None:
+                    failing = seed_words(result.seeds["failing"])
+                    passing = seed_words(result.seeds["passing"])
+                    lines.append(f"  fails under {failing}; passes under {passing}")
+                seed = self.streamproof.reproducing_seed(result)
+                lines.append(f"  reproduce with --seed {seed}")
             return "\n".join(terminal_safe(line) for line in lines)
         return str(super().repr_failure(excinfo))
 

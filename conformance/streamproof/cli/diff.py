@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..atomic import write_atomic
 from ..reporting.diff import DiffError, diff
 
 __all__ = ["add_arguments", "run"]
@@ -49,5 +50,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.render())
         if args.json is not None:
-            args.json.write_text(text, encoding="utf-8")
+            write_atomic(args.json, text)
     return 1 if result.has_regression else 0

@@ -5,6 +5,10 @@ plugins: it points pytest at an empty folder with an empty ini file, turns
 plugin autoloading off and names the plugins it needs. pytest's own terminal
 output is swallowed; the run shows its own progress, and its exit status is
 computed from the results, never taken from pytest.
+
+pytest writes the JUnit XML and the pytest-html report to temporary files
+beside their targets; they are moved into place only when every case run
+finished, so an interrupted or broken run leaves neither (nor a stale half).
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from typing import Any
 
 import pytest
 
+from ..atomic import discard, replace_into, temporary_beside
 from ..harness.engine import Result
 from ..reporting.terminal import Progress
 
-__all__ = ["RunOptions", "run_through_pytest"]
+__all__ = ["RunInterrupted", "RunOptions", "run_through_pytest"]
 
 
 @dataclass
@@ -33,8 +38,9 @@ class RunOptions:
 
     spec: str
     transports: list[str]
-    seed: int | None
+    seed: int | None  # None: draw one
     fail_on: str
+    seeds: list[int] = field(default_factory=list)  # two or more: random runs under each
     cases: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
     keyword: str = ""
@@ -52,6 +58,15 @@ class RunOptions:
     write_expect: Path | None = None
 
 
+class RunInterrupted(Exception):
+    """The run was interrupted (Ctrl-C, or SIGTERM turned into one) before it finished."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(f"interrupted after {done} of {total} case runs")
+        self.done = done
+        self.total = total
+
+
 class _Observer:
     """Shows progress and keeps the results the plugin gathered."""
 
@@ -59,9 +74,14 @@ class _Observer:
         self.progress = Progress(total, sys.stderr, every=every)
         self.results: list[Result] = []
         self.config: pytest.Config | None = None
+        self.interrupted = False
 
     def pytest_configure(self, config: pytest.Config) -> None:
         self.config = config
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # pytest caught a Ctrl-C (or a SIGTERM the run made one); pytest.exit() comes here too
+        self.interrupted = self.interrupted or isinstance(excinfo.value, KeyboardInterrupt)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -83,7 +103,7 @@ class _Observer:
         return self.config.pluginmanager.get_plugin("streamproof-session")
 
 
-def _arguments(options: RunOptions, folder: Path) -> list[str]:
+def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> list[str]:
     args = [
         "-c",
         str(folder / "pytest.ini"),
@@ -105,8 +125,11 @@ def _arguments(options: RunOptions, folder: Path) -> list[str]:
         options.spec,
         "--streamproof-transport",
         ",".join(options.transports),
-        "--streamproof-seed",
-        str(options.seed),
+        *(
+            ["--streamproof-seeds", ",".join(map(str, options.seeds))]
+            if len(options.seeds) > 1
+            else ["--streamproof-seed", str(options.seed)]
+        ),
         "--streamproof-fail-on",
         options.fail_on,
     ]
@@ -129,9 +152,9 @@ def _arguments(options: RunOptions, folder: Path) -> list[str]:
     if options.jobs > 1:
         args += ["-n", str(options.jobs)]
     if options.html:
-        args += ["--html", str(options.html), "--self-contained-html"]
+        args += ["--html", str(staged[options.html]), "--self-contained-html"]
     if options.junit:
-        args += ["--junitxml", str(options.junit)]
+        args += ["--junitxml", str(staged[options.junit])]
     return [*args, str(folder)]
 
 
@@ -152,14 +175,33 @@ def _sealed() -> Iterator[Path]:
 
 
 def run_through_pytest(options: RunOptions, total: int) -> tuple[list[Result], int, str]:
-    """Run the plan; return the results, pytest's exit code and its swallowed output."""
+    """Run the plan; return the results, pytest's exit code and its swallowed output.
+
+    ``RunInterrupted`` when a ``KeyboardInterrupt`` stopped the run: then no
+    report file is left behind, as when the run stopped for any other reason.
+    """
     observer = _Observer(total, every=options.verbosity > 0)
     out = io.StringIO()
-    with _sealed() as folder:
+    staged: dict[Path, Path] = {}
+    complete = False
+    try:
         for target in (options.html, options.junit):
             if target is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.redirect_stdout(out):
-            code = pytest.main(_arguments(options, folder), plugins=[observer])
-    observer.progress.done()
+                staged[target] = temporary_beside(target)
+        with _sealed() as folder, contextlib.redirect_stdout(out):
+            code = pytest.main(_arguments(options, folder, staged), plugins=[observer])
+        if observer.interrupted:
+            raise KeyboardInterrupt
+        if len(observer.results) == total:
+            for target, temporary in staged.items():
+                replace_into(temporary, target)
+            complete = True
+    except KeyboardInterrupt:
+        raise RunInterrupted(len(observer.results), total) from None
+    finally:
+        observer.progress.done()
+        if not complete:
+            for temporary in staged.values():
+                discard(temporary)
     return observer.results, int(code), out.getvalue()

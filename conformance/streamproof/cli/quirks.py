@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..atomic import write_atomic
 from ..corpus.cases import load_corpus
 from ..corpus.gate import read_text
 from ..corpus.quirks import load_quirks, readme_with_tables, tables
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
             fresh = readme_with_tables(text, catalogue, corpus.cases)
         except ValueError as exc:
             raise UsageError(f"{readme}: {exc}") from None
-        readme.write_text(fresh, encoding="utf-8")
+        write_atomic(readme, fresh)
         print(f"wrote the quirk tables into {readme}")
     else:
         print(tables(catalogue, corpus.cases))

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import random
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from ..corpus.cases import SEVERITIES, load_corpus
+from ..corpus.cases import SEVERITIES, Corpus, load_corpus
 from ..errors import CommandError, UsageError
+from ..harness.engine import Result
 from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess
 from ..harness.selection import Selection
+from ..harness.transports import (
+    DEFAULT_SEED,
+    draw_seed,
+    parse_seed,
+    parse_seeds,
+    seed_words,
+)
 from ..live.review import awaiting_notice, awaiting_review
 from ..reporting.coverage import nothing_scored
 from ..reporting.known_failures import write_expectations
@@ -26,7 +37,7 @@ from ..reporting.results import (
 from ..reporting.terminal import print_summary
 from .inputs import check_run_inputs
 from .options import add_corpus_option
-from .pytest_session import RunOptions, run_through_pytest
+from .pytest_session import RunInterrupted, RunOptions, run_through_pytest
 from .selecting import add_selection_arguments, selection_of
 
 __all__ = ["DEFAULT_REPORT", "RunError", "add_arguments", "execute_run", "run"]
@@ -48,8 +59,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_selection_arguments(parser)
     parser.add_argument(
         "--seed",
-        type=int,
-        help="seed of the random transport (default: a new one each run, printed)",
+        metavar="N|random",
+        help=f"seed of the random transport (default: {DEFAULT_SEED}, so a plain run "
+        "is reproducible; 'random' draws one and prints it)",
+    )
+    parser.add_argument(
+        "--seeds",
+        metavar="SPEC",
+        help="run the random transport once per seed, e.g. 1-20 or 1,5,9; a case that "
+        "fails under some seeds only is reported with them, and --write-expect records them",
     )
     parser.add_argument(
         "--fail-on",
@@ -113,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    seed, seeds = _seed_options(args, transports)
     return execute_run(
         RunOptions(
             spec=args.adapter,
@@ -123,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
             exitfirst=args.exitfirst,
             verbosity=args.verbose - args.quiet,
             corpus=args.corpus,
-            seed=args.seed,
+            seed=seed,
+            seeds=seeds,
             fail_on=args.fail_on,
             timeout=args.timeout,
             jobs=args.jobs,
@@ -138,7 +158,71 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
+def _seed_options(args: argparse.Namespace, transports: list[str]) -> tuple[int | None, list[int]]:
+    """``--seed`` (``None``: draw one) and ``--seeds`` (empty unless given)."""
+    if args.seeds is None:
+        try:
+            return parse_seed(args.seed) if args.seed is not None else DEFAULT_SEED, []
+        except ValueError as exc:
+            raise UsageError(f"--seed: {exc}") from None
+    if args.seed is not None:
+        raise UsageError("--seed and --seeds exclude each other: give one of them")
+    if "random" not in transports:
+        raise UsageError("--seeds runs the random transport: add random to --transport")
+    if args.http:
+        raise UsageError("--seeds runs in-process only, not with --http")
+    try:
+        seeds = parse_seeds(args.seeds)
+    except ValueError as exc:
+        raise UsageError(f"--seeds: {exc}") from None
+    return seeds[0], seeds
+
+
+@contextlib.contextmanager
+def _terminate_interrupts(received: list[int]) -> Iterator[None]:
+    """SIGTERM takes Ctrl-C's path: it raises ``KeyboardInterrupt`` (and is noted)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def execute_run(request: RunOptions) -> int:
+    """Run, report and write the outputs; an interrupted run writes none of them.
+
+    On SIGINT (Ctrl-C) or SIGTERM: one line saying how far the run got, no
+    output file (the JUnit and HTML files pytest was writing are removed),
+    exit 130 or 143 (128 + the signal's number).
+    """
+    received: list[int] = []
+    with _terminate_interrupts(received):
+        try:
+            return _execute(request)
+        except RunInterrupted as exc:
+            line = f"{exc}; no results written"
+        except _WritingInterrupted as exc:
+            line = str(exc)
+        except KeyboardInterrupt:
+            line = "interrupted before the run finished; no results written"
+    print(f"streamproof: {line}", file=sys.stderr)
+    return 128 + (received[0] if received else signal.SIGINT)
+
+
+class _WritingInterrupted(Exception):
+    """Interrupted after the last case run, while the outputs were being written."""
+
+
+def _execute(request: RunOptions) -> int:
     corpus = load_corpus(request.corpus)
     if request.expect:
         load_expectations(request.expect, {c.id for c in corpus.cases})
@@ -159,7 +243,8 @@ def execute_run(request: RunOptions) -> int:
             f"{request.spec}: defines no call(base_url, request), so it cannot be "
             "scored over HTTP (--http is not applicable)"
         )
-    seed = request.seed if request.seed is not None else random.randrange(2**31)
+    drawn = request.seed is None
+    seed = draw_seed() if request.seed is None else request.seed
     options = replace(request, seed=seed, corpus=corpus.root)
     results, code, output = run_through_pytest(options, len(work))
     if request.exitfirst and code == 1 and len(results) < len(work):
@@ -189,10 +274,48 @@ def execute_run(request: RunOptions) -> int:
     if waiting:
         print(awaiting_notice(len(waiting)))
     if "random" in request.transports:
-        print(f"random transport seed {seed} (rerun with --seed {seed})")
+        _print_seeds(results, request.seeds, seed, drawn)
+    try:
+        document = _write_outputs(request, results, corpus, adapter, seed)
+    except KeyboardInterrupt:
+        raise _WritingInterrupted(
+            f"interrupted after all {len(work)} case runs, while writing the outputs: "
+            "only the files named above were written (each one whole)"
+        ) from None
+    # A run that scored nothing is no result at all, whatever the files say.
+    unscored = nothing_scored(document["summary"], request.transports)
+    if unscored:
+        raise RunError(unscored)
+    return exit_status(results, request.fail_on)
+
+
+def _print_seeds(results: list[Result], seeds: list[int], seed: int, drawn: bool) -> None:
+    if len(seeds) <= 1:
+        how = "drawn" if drawn else "default" if seed == DEFAULT_SEED else "given"
+        print(f"random transport seed {seed} ({how}; rerun with --seed {seed})")
+        return
+    partial = [r for r in results if r.partial and r.seeds is not None]
+    print(
+        f"random transport {seed_words(seeds)}: "
+        f"{len(partial)} case{'s' * (len(partial) != 1)} fail under some seeds only"
+    )
+    for result in partial:
+        assert result.seeds is not None
+        print(
+            f"  {result.case.id}: fails under {seed_words(result.seeds['failing'])}, "
+            f"passes under {seed_words(result.seeds['passing'])}"
+        )
+
+
+def _write_outputs(
+    request: RunOptions, results: list[Result], corpus: Corpus, adapter: dict[str, Any], seed: int
+) -> dict[str, Any]:
+    """Write every output asked for; return the results document."""
     document = results_document(
         results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
     )
+    if len(request.seeds) > 1:
+        document["run"]["seeds"] = request.seeds
     if request.json:
         write_json(document, request.json)
         print(f"results: {request.json}")
@@ -200,18 +323,17 @@ def execute_run(request: RunOptions) -> int:
         written = write_expectations(document, request.write_expect)
         print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
     if request.baseline:
-        write_baseline(
-            baseline_document(
-                results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
-            ),
-            request.baseline,
+        baseline = baseline_document(
+            results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
         )
+        if len(request.seeds) > 1:
+            baseline["seeds"] = request.seeds
+            for row, result in zip(baseline["results"], results, strict=True):
+                if result.seeds is not None:
+                    row["seeds"] = result.seeds
+        write_baseline(baseline, request.baseline)
         print(f"baseline: {request.baseline}")
     for label, path in (("report", request.html), ("junit", request.junit)):
         if path:
             print(f"{label}: {path}")
-    # A run that scored nothing is no result at all, whatever the files say.
-    unscored = nothing_scored(document["summary"], request.transports)
-    if unscored:
-        raise RunError(unscored)
-    return exit_status(results, request.fail_on)
+    return document

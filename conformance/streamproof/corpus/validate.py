@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorpusError
+from .cases import Case, file_digests, scan, tree_digest
+from .quirks import load_quirks, readme_with_tables
+from ..atomic import write_atomic
 from ..resources import data_path
 from .cases import Case, file_digests, read_manifest, scan, tree_digest
 from .gate import UnsafeFile, read_text
@@ -199,5 +202,5 @@ def write_manifest(root: Path) -> dict[str, Any]:
         "files": files,
         "retired": retired,
     }
-    path.write_bytes((json.dumps(manifest, indent=2, sort_keys=False, allow_nan=False) + "\n").encode("utf-8"))
+    write_atomic(path, json.dumps(manifest, indent=2, sort_keys=False, allow_nan=False) + "\n")
     return manifest

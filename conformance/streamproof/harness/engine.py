@@ -12,18 +12,18 @@ import fnmatch
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..corpus.cases import Case
 from ..corpus.schemas import schema_errors
 from .comparison import Divergence, best_alternative
-from .expectations import Expectations
+from .expectations import Expectation, Expectations, merged_seeds
 from .incremental import check_deltas
 from .loader import AdapterError
 from .protocol import AdapterProcess, run_message
-from .transports import boundaries
+from .transports import boundaries, seed_words
 
 __all__ = ["Engine", "Result", "Verdict", "default_timeout", "judge", "plan", "run_all", "select"]
 
@@ -49,6 +49,15 @@ class Result:
     message: str = ""
     seconds: float = 0.0
     outcome: dict[str, Any] | None = None
+    #: Under the random transport, the seeds the case failed and passed under
+    #: (``{"failing": [...], "passing": [...]}``), when several seeds ran or a
+    #: known failure names seeds; ``None`` otherwise.
+    seeds: dict[str, list[int]] | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Whether the case failed under some seeds and passed under others."""
+        return bool(self.seeds and self.seeds["failing"] and self.seeds["passing"])
 
     @property
     def first_divergence(self) -> str:
@@ -67,6 +76,7 @@ class Result:
             mismatches,
             data.get("message", ""),
             data["seconds"],
+            seeds=data.get("seeds"),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -81,6 +91,8 @@ class Result:
         }
         if self.message:
             data["message"] = self.message
+        if self.seeds is not None:
+            data["seeds"] = self.seeds
         return data
 
 
@@ -116,11 +128,14 @@ class Engine:
         spec: str,
         *,
         seed: int = 0,
+        seeds: Sequence[int] | None = None,
         timeout: float | None = None,
         expectations: Expectations | None = None,
         http: Callable[[str, str], str] | None = None,
     ) -> None:
         self.seed = seed
+        # The random transport runs once per seed when several are given.
+        self.seeds = list(seeds) if seeds else [seed]
         self.timeout = timeout
         self.expectations = expectations
         self.http = http  # over real HTTP: the base URL that replays (case id, transport)
@@ -141,16 +156,57 @@ class Engine:
         self.process.close()
 
     def run(self, case: Case, transport: str) -> Result:
-        """One case under one transport, with known failures applied."""
-        return self._expect(self._run(case, transport))
+        """One case under one transport, with known failures applied.
 
-    def _run(self, case: Case, transport: str) -> Result:
+        Under ``random`` with several seeds, the case runs once per seed and
+        the one result says which seeds it failed and passed under.
+        """
+        if transport == "random" and len(self.seeds) > 1:
+            return self._run_seeds(case)
+        return self._expect(self._run(case, transport, self.seed), self.seed)
+
+    def _run_seeds(self, case: Case) -> Result:
+        runs: list[tuple[int, Result]] = []
+        for seed in self.seeds:
+            result = self._run(case, "random", seed)
+            if result.verdict is Verdict.SKIP:  # the same under every seed
+                return result
+            runs.append((seed, result))
+        entry = self.expectations.find(case.id, "random") if self.expectations else None
+        failing = [s for s, r in runs if r.verdict is not Verdict.PASS]
+        passing = [s for s, r in runs if r.verdict is Verdict.PASS]
+        seeds = merged_seeds(entry, failing, passing)
+        seconds = sum(r.seconds for _, r in runs)
+        judged = [(s, r, self._expect(r, s)) for s, r in runs]
+        if entry is not None and not passing and entry.all_failing_is_regression(self.seeds):
+            seed, raw = next((s, r) for s, r in runs if s not in (entry.failing_seeds or ()))
+            note = (
+                f"listed as failing under {seed_words(sorted(entry.failing_seeds or ()))} only, "
+                f"now fails under every seed tried ({seed_words(self.seeds)})"
+            )
+            chosen = replace(raw, message=f"{note}; {raw.verdict.value}: {raw.first_divergence}")
+            return replace(chosen, seeds=seeds, seconds=seconds)
+        for wanted in (_FAILED, {Verdict.XPASS}, {Verdict.XFAIL}, {Verdict.PASS}):
+            found = next((j for _, _, j in judged if j.verdict in wanted), None)
+            if found is not None:
+                break
+        assert found is not None
+        if found.verdict is Verdict.XPASS and entry is not None and failing:
+            found = replace(
+                found,
+                message=f"listed as a known failure ({entry.reason}) but passed under "
+                f"{seed_words(passing)}: it fails under some seeds only, record them "
+                "(run --seeds … --write-expect)",
+            )
+        return replace(found, seeds=seeds, seconds=seconds)
+
+    def _run(self, case: Case, transport: str, seed: int) -> Result:
         missing = case.requires - self.capabilities
         if missing:
             return Result(
                 case, transport, Verdict.SKIP, message=f"adapter lacks {', '.join(sorted(missing))}"
             )
-        ends = boundaries(case.body, transport, seed=self.seed, case_dir=case.dir)
+        ends = boundaries(case.body, transport, seed=seed, case_dir=case.dir)
         if self.http is not None:
             message = {
                 "cmd": "call",
@@ -174,18 +230,43 @@ class Engine:
         # socket nobody knows how many bytes the client had read.
         return judge(case, transport, reply.outcome, seconds, None if self.http else ends)
 
-    def _expect(self, result: Result) -> Result:
+    def _expect(self, result: Result, seed: int) -> Result:
         entry = self.expectations and self.expectations.find(result.case.id, result.transport)
         if not entry or result.verdict is Verdict.SKIP:
             return result
+        if entry.failing_seeds is not None:
+            return _expect_by_seed(result, entry, seed)
         if result.verdict is Verdict.PASS:
             note = f"listed as a known failure ({entry.reason}) but passed: remove the entry"
             return replace(result, verdict=Verdict.XPASS, message=note)
-        note = f"known failure: {entry.reason}" + (f" ({entry.issue})" if entry.issue else "")
-        detail = result.first_divergence
-        return replace(
-            result, verdict=Verdict.XFAIL, message=f"{note}; {result.verdict.value}: {detail}"
+        return _known(result, entry)
+
+
+_FAILED = frozenset({Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT})
+
+
+def _expect_by_seed(result: Result, entry: Expectation, seed: int) -> Result:
+    """A known failure that names its seeds, judged under ``seed`` (expectations.py)."""
+    passed = result.verdict is Verdict.PASS
+    seeds = merged_seeds(entry, [] if passed else [seed], [seed] if passed else [])
+    if passed and not entry.expected_to_pass(seed):
+        note = (
+            f"listed as a known failure under seed {seed} ({entry.reason}) but passed: "
+            "record the seeds again (run --seeds … --write-expect)"
         )
+        return replace(result, verdict=Verdict.XPASS, message=note, seeds=seeds)
+    if not passed and entry.expected_to_fail(seed):
+        return replace(_known(result, entry), seeds=seeds)
+    return replace(result, seeds=seeds)
+
+
+def _known(result: Result, entry: Expectation) -> Result:
+    """``result``, a failure, as the known failure ``entry`` (``xfail``)."""
+    note = f"known failure: {entry.reason}" + (f" ({entry.issue})" if entry.issue else "")
+    detail = result.first_divergence
+    return replace(
+        result, verdict=Verdict.XFAIL, message=f"{note}; {result.verdict.value}: {detail}"
+    )
 
 
 def judge(

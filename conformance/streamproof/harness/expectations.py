@@ -4,6 +4,17 @@ Entries are keyed by case id and optionally transport. A listed case that
 fails, crashes or times out is ``xfail``; a listed case that passes is
 ``xpass`` and fails the run, so the file never goes stale silently. An entry
 naming a case the corpus does not have is an error for the same reason.
+
+An entry of the ``random`` transport may name the seeds it was seen to fail
+and to pass under (``failing_seeds``, ``passing_seeds``: a case that fails
+under some seeds only, recorded by ``run --seeds … --write-expect``). Such an
+entry is judged seed by seed, so no run flaps and no regression hides:
+
+- under a seed listed as failing, a failure is ``xfail`` and a pass ``xpass``;
+- under a seed listed as passing, a pass passes and a failure fails;
+- under any other seed, a failure is ``xfail`` and a pass passes;
+- a run over several seeds in which the case fails under every one of them
+  fails, unless each of those seeds is listed as failing.
 """
 
 from __future__ import annotations
@@ -15,7 +26,7 @@ from pathlib import Path
 from ..corpus.cases import CorpusError
 from ..corpus.schemas import schema_errors
 
-__all__ = ["Expectation", "Expectations", "load_expectations"]
+__all__ = ["Expectation", "Expectations", "load_expectations", "merged_seeds"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,21 @@ class Expectation:
     transport: str
     reason: str
     issue: str | None = None
+    #: ``None``: the case fails under every seed; else the seeds it failed under
+    failing_seeds: frozenset[int] | None = None
+    passing_seeds: frozenset[int] = frozenset()
+
+    def expected_to_fail(self, seed: int) -> bool:
+        """Whether a failure under ``seed`` is this known failure (else it fails the run)."""
+        return self.failing_seeds is None or seed not in self.passing_seeds
+
+    def expected_to_pass(self, seed: int) -> bool:
+        """Whether a pass under ``seed`` is expected (else it is ``xpass``)."""
+        return self.failing_seeds is not None and seed not in self.failing_seeds
+
+    def all_failing_is_regression(self, tried: list[int]) -> bool:
+        """Whether failing under every seed of a run over ``tried`` (2 or more) is a regression."""
+        return self.failing_seeds is not None and not set(tried) <= self.failing_seeds
 
 
 class Expectations:
@@ -48,10 +74,21 @@ def load_expectations(path: Path, known_ids: set[str]) -> Expectations:
         raise CorpusError([f"{path}: {problem}"])
     entries, problems, seen = [], [], set()
     for raw in data["expectations"]:
+        failing = raw.get("failing_seeds")
         entry = Expectation(
-            raw["case"], raw.get("transport", "all"), raw["reason"], raw.get("issue")
+            raw["case"],
+            raw.get("transport", "all"),
+            raw["reason"],
+            raw.get("issue"),
+            None if failing is None else frozenset(failing),
+            frozenset(raw.get("passing_seeds", ())),
         )
         key = (entry.case, entry.transport)
+        both = entry.passing_seeds & (entry.failing_seeds or frozenset())
+        if both:
+            problems.append(
+                f"{path}: {entry.case!r}: seeds {sorted(both)} are listed as failing and passing"
+            )
         if entry.case not in known_ids:
             problems.append(
                 f"{path}: {entry.case!r} is not a case of this corpus "
@@ -64,3 +101,19 @@ def load_expectations(path: Path, known_ids: set[str]) -> Expectations:
     if problems:
         raise CorpusError(problems)
     return Expectations(entries)
+
+
+def merged_seeds(
+    entry: Expectation | None, failing: list[int], passing: list[int]
+) -> dict[str, list[int]]:
+    """What is known of a case under each seed: the entry's seeds, updated by a run's."""
+    seen = set(failing) | set(passing)
+    known_failing: set[int] = set()
+    known_passing: set[int] = set()
+    if entry is not None and entry.failing_seeds is not None:
+        known_failing = set(entry.failing_seeds) - seen
+        known_passing = set(entry.passing_seeds) - seen
+    return {
+        "failing": sorted(known_failing | set(failing)),
+        "passing": sorted(known_passing | set(passing)),
+    }

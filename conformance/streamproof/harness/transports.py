@@ -7,13 +7,75 @@ boundaries can be replayed in-process, sent to a subprocess and shown.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..corpus.gate import read_chunks
 
-__all__ = ["TRANSPORTS", "boundaries", "parse_transports", "split"]
+__all__ = [
+    "DEFAULT_SEED",
+    "MAX_SEEDS",
+    "TRANSPORTS",
+    "boundaries",
+    "draw_seed",
+    "parse_seed",
+    "parse_seeds",
+    "parse_transports",
+    "seed_words",
+    "split",
+]
 
 TRANSPORTS = ("whole", "lines", "bytes", "random", "recorded")
+#: The seed of the random transport when none is given: a plain run is
+#: reproducible, and reproduces the committed baselines, the nightly script
+#: and the composite action, which all use it.
+DEFAULT_SEED = 1
+#: The most seeds one run explores (``--seeds``).
+MAX_SEEDS = 1000
+_SEED_LIMIT = 2**31
+
+
+def draw_seed() -> int:
+    """A new seed, for ``--seed random``."""
+    return random.randrange(_SEED_LIMIT)
+
+
+def seed_words(seeds: Iterable[int]) -> str:
+    """``seed 4`` or ``seeds 3, 4``."""
+    listed = list(seeds)
+    return f"seed{'s' * (len(listed) != 1)} {', '.join(map(str, listed))}"
+
+
+def parse_seed(value: str) -> int | None:
+    """``N`` (a seed) or ``random`` (``None``: draw one); ``ValueError`` otherwise."""
+    text = value.strip()
+    if text == "random":
+        return None
+    if not text.isdigit() or int(text) >= _SEED_LIMIT:
+        raise ValueError(
+            f"{value!r} is not a seed: give a whole number from 0 to {_SEED_LIMIT - 1} or 'random'"
+        )
+    return int(text)
+
+
+def parse_seeds(spec: str) -> list[int]:
+    """The seeds of ``1-20``, ``1,5,9`` or ``1-5,9``, sorted, each once (else ``ValueError``)."""
+    seeds: set[int] = set()
+    for part in spec.split(","):
+        low, dash, high = part.strip().partition("-")
+        try:
+            first = parse_seed(low)
+            last = parse_seed(high) if dash else first
+        except ValueError:
+            first = last = None
+        if first is None or last is None or last < first:
+            raise ValueError(
+                f"{spec!r}: give seeds as a range (1-20), a list (1,5,9) or both (1-5,9)"
+            )
+        if last - first + len(seeds) >= MAX_SEEDS:
+            raise ValueError(f"{spec!r}: more than {MAX_SEEDS} seeds")
+        seeds.update(range(first, last + 1))
+    return sorted(seeds)
 
 
 def parse_transports(value: str) -> list[str]:

@@ -26,7 +26,15 @@ WIRE_LIMIT = 6_000
 _ORDER = [v.value for v in Verdict]
 
 
-def summary_html(results: Iterable[Result], *, adapter: str, corpus: str, seed: int | None) -> str:
+def summary_html(
+    results: Iterable[Result],
+    *,
+    adapter: str,
+    corpus: str,
+    seed: int | None,
+    seeds: list[int] | None = None,
+) -> str:
+    """The report's opening summary; ``seeds``: the seeds of a run over several."""
     results = list(results)
     groups: dict[str, dict[str, Counter[str]]] = {
         name: defaultdict(Counter) for name in ("severity", "capability", "provider", "transport")
@@ -51,6 +59,7 @@ def summary_html(results: Iterable[Result], *, adapter: str, corpus: str, seed: 
         adapter=adapter,
         corpus=corpus,
         seed=seed,
+        seeds=", ".join(map(str, seeds)) if seeds and len(seeds) > 1 else "",
         total=len(results),
         totals=[(v, totals[v]) for v in present],
         verdicts=present,

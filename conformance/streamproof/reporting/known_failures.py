@@ -9,6 +9,13 @@ and carries no issue URL: a person fills both in. The reason and issue of an
 entry that was already known (a run with ``--expect``) are kept. Fed back
 with ``--expect``, the file makes today's run pass, and any case that starts
 passing shows up as ``xpass``.
+
+A result of the random transport that says which seeds it failed and passed
+under (``run --seeds``, or a run against an entry naming seeds) is written
+from those seeds, not from its verdict: failing under some seeds only, it
+becomes a ``random`` entry with ``failing_seeds`` and ``passing_seeds``,
+judged seed by seed by ``--expect`` (see harness/expectations.py); failing
+under every seed, an ordinary entry.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..corpus.schemas import schema_errors
 from .run_files import row_divergence
 
@@ -39,9 +47,32 @@ def _cut(text: str, limit: int = _DETAIL_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _entry(case: str, transport: str, row: Mapping[str, Any]) -> dict[str, str]:
+def _fails(row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` failed (under some seed, when it names its seeds)."""
+    seeds = row.get("seeds")
+    if seeds is not None:
+        return bool(seeds["failing"])
+    return row["verdict"] in FAILURES
+
+
+def _partial(row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` failed under some seeds and passed under others."""
+    seeds = row.get("seeds")
+    return seeds is not None and bool(seeds["failing"]) and bool(seeds["passing"])
+
+
+def _entry(case: str, transport: str, row: Mapping[str, Any]) -> dict[str, Any]:
     """One expectation for a failing result ``row``."""
-    entry = {"case": case, "transport": transport}
+    entry: dict[str, Any] = {"case": case, "transport": transport, **_why(row)}
+    if _partial(row):
+        entry["failing_seeds"] = list(row["seeds"]["failing"])
+        entry["passing_seeds"] = list(row["seeds"]["passing"])
+    return entry
+
+
+def _why(row: Mapping[str, Any]) -> dict[str, str]:
+    """The reason (and issue) of the entry for ``row``: kept when known, else a TODO."""
+    entry: dict[str, str] = {}
     detail = row_divergence(row)
     message = str(row.get("message", ""))
     known = _KNOWN.fullmatch(message) if row["verdict"] == "xfail" else None
@@ -52,6 +83,8 @@ def _entry(case: str, transport: str, row: Mapping[str, Any]) -> dict[str, str]:
         return entry
     if row["verdict"] in ("crash", "timeout"):
         detail = f"{row['verdict']}: {detail}"
+    if row["verdict"] in ("pass", "xpass"):  # failed under another seed, not this run's
+        detail = "under the seeds listed"
     entry["reason"] = f"TODO: why (first divergence: {_cut(detail) or row['verdict']})"
     return entry
 
@@ -62,11 +95,11 @@ def expectations_document(results_doc: Mapping[str, Any]) -> dict[str, Any]:
     failing: dict[str, list[Mapping[str, Any]]] = {}
     for row in results_doc["results"]:
         ran.setdefault(row["case"], []).append(row["transport"])
-        if row["verdict"] in FAILURES:
+        if _fails(row):
             failing.setdefault(row["case"], []).append(row)
-    entries: list[dict[str, str]] = []
+    entries: list[dict[str, Any]] = []
     for case, rows in failing.items():
-        if len(rows) == len(ran[case]):
+        if len(rows) == len(ran[case]) and not any(_partial(r) for r in rows):
             # a reason already known under one transport stands for all of them
             known = next((r for r in rows if r["verdict"] == "xfail"), rows[0])
             entries.append(_entry(case, "all", known))
@@ -85,7 +118,5 @@ def write_expectations(results_doc: Mapping[str, Any], path: Path) -> dict[str, 
     problem = schema_errors("expectations", document)
     if problem:  # our own bug: never write a file --expect would refuse
         raise ValueError(f"expectations document does not match its schema: {problem}")
-    path.write_text(
-        json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
-    )
+    write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return document

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..corpus.cases import SEVERITIES, Case, Corpus
 from ..corpus.schemas import schema_errors
 from ..harness.comparison import Divergence
@@ -204,7 +205,7 @@ def write_matrix(results: list[Path], out: Path, corpus: Corpus) -> None:
         unrun=len(set(cases) - set(ids)),
         gone=sum(1 for r in rows if not r.in_corpus),
     )
-    out.write_text(html, encoding="utf-8")
+    write_atomic(out, html)
 
 
 def _runs(paths: list[Path], corpus: Corpus) -> list[Run]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..__about__ import __version__
+from ..atomic import write_atomic
 from ..checks.report import LintReport, lint_case
 from ..corpus.cases import SEVERITIES, Case, Corpus, CorpusError
 from ..corpus.quirks import Catalogue, load_quirks
@@ -128,11 +129,9 @@ def write_provider_report(corpus: Corpus, out_html: Path, out_json: Path) -> dic
     """Write the report as HTML and JSON; return the JSON document."""
     data = provider_report(corpus)
     out_json.parent.mkdir(parents=True, exist_ok=True)
-    out_json.write_text(
-        json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
-    )
+    write_atomic(out_json, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     out_html.parent.mkdir(parents=True, exist_ok=True)
     cells = {p["provider"]: {q["quirk"]: q for q in p["quirks"]} for p in data["providers"]}
     html = template("providers.html.j2").render(**data, cells=cells, json_name=out_json.name)
-    out_html.write_text(html, encoding="utf-8")
+    write_atomic(out_html, html)
     return data

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..__about__ import __version__
+from ..atomic import write_atomic
 from ..corpus.cases import SEVERITIES, Corpus
 from ..corpus.schemas import schema_errors
 from ..harness.engine import Result, Verdict
@@ -92,8 +93,7 @@ def write_json(document: dict[str, Any], path: Path) -> None:
     problem = schema_errors("results", document)
     if problem:  # our own bug: never write a file that breaks the contract
         raise ValueError(f"results document does not match its schema: {problem}")
-    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def baseline_document(
@@ -140,4 +140,4 @@ def write_baseline(document: dict[str, Any], path: Path) -> None:
     text = json.dumps(head, indent=1, ensure_ascii=False, allow_nan=False)[:-2]
     text += ',\n "results": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
     json.loads(text)  # it must stay one JSON document
-    path.write_text(text, encoding="utf-8")
+    write_atomic(path, text)

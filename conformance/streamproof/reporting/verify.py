@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..corpus.cases import Case, Corpus, load_corpus
 from ..corpus.schemas import validator
 from ..harness.strict_json import loads as strict_loads
@@ -100,6 +101,11 @@ def verify_document(document: Any, corpus: Corpus) -> list[str]:
             "a baseline (run --baseline) has no severities or timings to verify: "
             "verify a results file (run --json)"
         ]
+    if _marked_interrupted(document):
+        return [
+            "the file says its run was interrupted: an unfinished run is no result "
+            "(run it again to the end)"
+        ]
     errors = sorted(
         validator("results").iter_errors(document), key=lambda e: [str(p) for p in e.path]
     )
@@ -168,6 +174,15 @@ def _leaves(value: Any, path: str = "") -> dict[str, Any]:
     for key, item in value.items():
         found.update(_leaves(item, f"{path}.{key}"))
     return found
+
+
+def _marked_interrupted(document: Any) -> bool:
+    """Whether the document says (at its top or in ``run``) that its run was interrupted."""
+    if not isinstance(document, dict):
+        return False
+    run = document.get("run")
+    marks = [document.get("interrupted"), run.get("interrupted") if isinstance(run, dict) else None]
+    return any(mark not in (None, False) for mark in marks)
 
 
 def _result_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
@@ -297,4 +312,4 @@ def write_badge(
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` as indented JSON."""
-    path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(data, indent=2, allow_nan=False) + "\n")
