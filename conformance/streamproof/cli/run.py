@@ -231,6 +231,11 @@ def _execute(request: RunOptions) -> int:
     waiting = awaiting_review(corpus.cases, [glob for glob, _ in selection.cases])
     if not work and waiting:
         raise RunError(f"nothing to run: {awaiting_notice(len(waiting))}")
+    if not work and any(selection.wants_case(c) for c in corpus.cases if c.runnable):
+        # Cases were selected, but none runs under these transports (recorded, say).
+        raise RunError(
+            nothing_scored({"by_severity": {}}, request.transports) or "nothing was scored"
+        )
     if not work:
         raise RunError(f"{selection.describe()} matches no case run")
     # Start the adapter once up front: a broken adapter is one line and exit 2
