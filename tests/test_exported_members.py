@@ -24,6 +24,7 @@ def test_public_api_is_locked() -> None:
         "load_adapter",
         "load_corpus",
         "read_response",
+        "replay",
     ]
     for name in streamproof.__all__:
         assert getattr(streamproof, name) is not None, name

@@ -33,6 +33,7 @@ CASES = ("generic/*", "openai/*")
 
 def _start(folder: Path) -> tuple[subprocess.Popen[str], Path]:
     mark = folder / "mark.txt"
+    (folder / "out").mkdir()  # outputs go into an existing folder (checked before the run)
     command = [sys.executable, "-m", "streamproof", "run", "--adapter", str(ADAPTERS / "slow.py")]
     command += ["--transport", "whole,lines", "--seed", "1"]
     for glob in CASES:
