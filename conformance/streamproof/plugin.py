@@ -9,7 +9,10 @@ the same plugin and the same engine.
 from __future__ import annotations
 
 import json
+import os
 import random
+import threading
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from .corpus.cases import SEVERITIES, Case, CorpusError, load_corpus
 from .harness.engine import Engine, Result, Verdict, plan, select
 from .harness.expectations import Expectations, load_expectations
 from .harness.loader import AdapterError
+from .harness.protocol import close_all
 from .harness.transports import TRANSPORTS, parse_transports
 
 __all__ = ["StreamproofFailure", "StreamproofItem", "StreamproofSession"]
@@ -121,6 +125,8 @@ class StreamproofSession:
         seed = config.getoption("streamproof_seed")
         if worker_input is not None and "streamproof_seed" in worker_input:
             seed = worker_input["streamproof_seed"]
+        if worker_input is not None:
+            _end_with_controller()
         self.seed: int = seed if seed is not None else random.randrange(2**31)
         self.results: list[Result] = []
         self.adapter_name = self.spec
@@ -151,9 +157,17 @@ class StreamproofSession:
         return self._engine
 
     def pytest_sessionfinish(self) -> None:
-        if self._engine is not None:
-            self._engine.close()
-            self._engine = None
+        self._stop()
+
+    def pytest_unconfigure(self) -> None:
+        # Also when the session never finished (an interrupt during
+        # collection, an internal error): the adapter's processes end here.
+        self._stop()
+
+    def _stop(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -246,6 +260,20 @@ class StreamproofSession:
                 f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
                 f"(random seed {self.seed})"
             )
+
+
+def _end_with_controller() -> None:
+    """On an xdist worker: once the controlling run is gone, end the adapter's
+    processes and this worker (a busy worker would otherwise wait out its case)."""
+    controller = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == controller:
+            time.sleep(0.25)
+        close_all()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="streamproof-orphan-watch", daemon=True).start()
 
 
 def _version() -> str:
