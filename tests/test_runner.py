@@ -409,3 +409,18 @@ def test_the_cli_handshake_follows_timeout() -> None:
     assert proc.returncode == 2
     assert "no reply within 1 s" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_results_json_carries_what_the_adapter_printed(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    proc = _streamproof(
+        "run", "--adapter", HERE / "chatty.py", "--case", "generic/no-finish-no-done",
+        "--transport", "whole,lines", "--json", out,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    rows = json.loads(out.read_text())["results"]
+    assert [r["transport"] for r in rows] == ["whole", "lines"]
+    for row in rows:
+        assert row["output"] == (
+            "parsing generic/no-finish-no-done\nwarning from generic/no-finish-no-done\n"
+        )

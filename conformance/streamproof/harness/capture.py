@@ -23,6 +23,9 @@ OUTPUT_LIMIT = 64 * 1024
 
 # Node prints its version after an uncaught exception's stack; the stack
 # frames ("    at f (file.mjs:3:9)") name no cause either.
+# Reads per catch-up: more than a pipe holds (64 KiB on Linux) in 64 KiB reads.
+_READS = 16
+
 _NOISE = re.compile(r"^(Node\.js v\d+\S*|at \S.*)$")
 
 
@@ -60,8 +63,14 @@ class OutputCapture:
                     return
 
     def _pull(self) -> bool:
-        """Read all that is waiting (lock held); False once the pipe is closed."""
-        while not self._eof:
+        """Read what is waiting (lock held); False once the pipe is closed.
+
+        At most ``_READS`` reads, so that a writer that never pauses cannot
+        keep the thread from seeing ``close()``.
+        """
+        for _ in range(_READS):
+            if self._eof:
+                break
             try:
                 data = os.read(self._fd, 1 << 16)
             except BlockingIOError:
@@ -73,7 +82,7 @@ class OutputCapture:
             self._tail += data
             if len(self._tail) > self.limit:
                 del self._tail[: len(self._tail) - self.limit]
-        return False
+        return not self._eof
 
     def mark(self) -> int:
         """A position in the output: what was written before now lies before it."""

@@ -40,10 +40,6 @@ __all__ = ["MAX_REPLY", "AdapterProcess", "Reply", "close_all", "process_for"]
 # unless the run gives a --timeout (then the handshake gets that).
 START_TIMEOUT = 60.0
 
-# The worker compares its parent with this and ends itself (and its process
-# group) when the harness is gone, however the harness ended.
-PARENT_ENV = "STREAMPROOF_PARENT_PID"
-
 # The process groups of the adapter children alive now (pid -> pid). Touched
 # without a lock: close_all() may run in a signal handler, which must never
 # wait for a lock the interrupted code holds.
@@ -162,7 +158,6 @@ class AdapterProcess:
                 # adapter never blocks, and nothing grows on disk.
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # a kill reaches the adapter's own children too
-                env={**os.environ, PARENT_ENV: str(os.getpid())},
             )
         except OSError as exc:
             raise AdapterError(f"{self.spec}: cannot start {self.argv[0]!r}: {exc}") from None

@@ -30,8 +30,6 @@ __all__ = ["main"]
 
 PROTOCOL = 1
 
-# Set by the harness (protocol.PARENT_ENV): the process the worker serves.
-PARENT_ENV = "STREAMPROOF_PARENT_PID"
 _PARENT_POLL = 0.25  # seconds between two looks at the parent
 
 
@@ -51,8 +49,9 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _watch_parent() -> None:
-    expected = os.environ.get(PARENT_ENV, "")
-    parent = int(expected) if expected.isdigit() else os.getppid()
+    # The parent as the worker starts: the harness, or whatever command a
+    # cmd: spec wrapped the worker in (then the harness ends the group itself).
+    parent = os.getppid()
     threading.Thread(target=_die_with_parent, args=(parent,), daemon=True).start()
 
 
