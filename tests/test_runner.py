@@ -328,9 +328,18 @@ def test_a_reply_with_a_wrong_seq_is_a_protocol_crash_at_once(mode: str, said: s
     assert reply.message.startswith(f"protocol: {said}")
 
 
-def test_the_handshake_waits_as_long_as_the_timeout() -> None:
+def test_a_silent_handshake_fails_after_its_time_limit() -> None:
     with pytest.raises(AdapterError, match=r"no reply within 0\.5 s"):
-        Engine(scripted("silent-start"), timeout=0.5)
+        AdapterProcess(scripted("silent-start"), start_timeout=0.5).start()
+
+
+def test_the_handshake_time_limit_follows_the_timeout_with_a_floor() -> None:
+    assert AdapterProcess("reference").start_timeout == 60.0  # no --timeout
+    assert AdapterProcess("reference", timeout=600).start_timeout == 600.0
+    assert AdapterProcess("reference", timeout=0.5).start_timeout == 10.0
+    engine = Engine(str(HERE / "raises.py"), timeout=300)
+    engine.close()
+    assert engine.process.start_timeout == 300.0
 
 
 @pytest.mark.parametrize("capabilities", [5, "content", [1, 2], {"content": True}])
@@ -405,9 +414,9 @@ def test_a_handshake_with_bad_capabilities_is_one_line_and_exit_2(capabilities: 
 
 
 def test_the_cli_handshake_follows_timeout() -> None:
-    proc = _streamproof("run", "--adapter", scripted("silent-start"), "--timeout", "1")
+    proc = _streamproof("run", "--adapter", scripted("silent-start"), "--timeout", "10.5")
     assert proc.returncode == 2
-    assert "no reply within 1 s" in proc.stderr
+    assert "no reply within 10.5 s" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

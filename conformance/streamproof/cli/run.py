@@ -154,7 +154,7 @@ def execute_run(request: RunOptions) -> int:
         raise RunError(f"--case {' '.join(request.cases)!r} matches no case")
     # Start the adapter once up front: a broken adapter is one line and exit 2
     # before any case runs, and its handshake names it in the results.
-    probe = AdapterProcess(request.spec, start_timeout=request.timeout)
+    probe = AdapterProcess(request.spec, timeout=request.timeout)
     probe.start()
     probe.close()
     if request.http and not probe.supports_call:

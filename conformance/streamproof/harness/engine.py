@@ -159,8 +159,8 @@ class Engine:
         self.timeout = timeout
         self.expectations = expectations
         self.http = http  # over real HTTP: the base URL that replays (case id, transport)
-        # The handshake waits as long as a case may (--timeout), 60 s without one.
-        self.process = AdapterProcess(spec, start_timeout=timeout)
+        # The handshake's time limit follows --timeout (see AdapterProcess).
+        self.process = AdapterProcess(spec, timeout=timeout)
         self.process.start()
         if http is not None and not self.process.supports_call:
             self.process.close()

@@ -36,9 +36,12 @@ from .loader import CAPABILITIES, AdapterError
 __all__ = ["MAX_REPLY", "AdapterProcess", "Reply", "close_all", "process_for"]
 
 # Importing a large SDK in a fresh interpreter can take seconds on a busy
-# machine; the handshake gets this long before the adapter is declared dead,
-# unless the run gives a --timeout (then the handshake gets that).
+# machine; the handshake gets this long before the adapter is declared dead.
+# A run's --timeout replaces it, but a handshake always gets at least
+# MIN_START_TIMEOUT: a case's time limit is about parsing, and a start that a
+# loaded CI machine slows to a few seconds must not fail every restart.
 START_TIMEOUT = 60.0
+MIN_START_TIMEOUT = 10.0
 
 # The process groups of the adapter children alive now (pid -> pid). Touched
 # without a lock: close_all() may run in a signal handler, which must never
@@ -96,8 +99,15 @@ class AdapterProcess:
     """A persistent adapter child, restarted whenever it misbehaves."""
 
     def __init__(
-        self, spec: str, *, start_timeout: float | None = None, max_reply: int = MAX_REPLY
+        self,
+        spec: str,
+        *,
+        timeout: float | None = None,
+        start_timeout: float | None = None,
+        max_reply: int = MAX_REPLY,
     ) -> None:
+        """``timeout`` is the run's per-case timeout (``--timeout``), from which
+        the handshake's follows; ``start_timeout`` sets the handshake's exactly."""
         self.spec = spec
         self.argv = process_for(spec)
         self.name = spec
@@ -105,7 +115,9 @@ class AdapterProcess:
         self.capabilities: frozenset[str] = frozenset(CAPABILITIES)
         self.supports_call = False
         self.restarts = 0
-        self.start_timeout = start_timeout or START_TIMEOUT
+        if start_timeout is None:
+            start_timeout = START_TIMEOUT if timeout is None else max(timeout, MIN_START_TIMEOUT)
+        self.start_timeout = start_timeout
         self.max_reply = max_reply
         # Set when a restart failed: every later case is a crash saying why.
         self.broken = ""
