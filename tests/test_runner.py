@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import shlex
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,8 +12,18 @@ from typing import Any
 import pytest
 
 from streamproof.corpus import load_corpus
-from streamproof.harness.engine import Engine, Result, Verdict, judge, plan, select
+from streamproof.harness.capture import OUTPUT_LIMIT, last_meaningful_line
+from streamproof.harness.engine import (
+    JSON_VALUE_LIMIT,
+    Engine,
+    Result,
+    Verdict,
+    judge,
+    plan,
+    select,
+)
 from streamproof.harness.loader import AdapterError, ReplayResponse, load_adapter
+from streamproof.harness.protocol import AdapterProcess, Reply, run_message
 from streamproof.reporting.results import exit_status, summarize
 
 HERE = Path(__file__).parent / "adapters"
@@ -230,3 +243,193 @@ def test_adapters_share_helpers_loaded_by_path() -> None:
     assert "content" in reader.CAPABILITIES
     with pytest.raises(FileNotFoundError):
         load_sibling(str(adapters / "httpx_sse.py"), "_no_such_helper.py")
+
+
+# -- what the adapter printed, and how replies are read -----------------------
+
+SCRIPTED = HERE / "scripted_protocol.py"
+HELLO = {"name": "scripted", "version": "1"}
+
+
+def scripted(mode: str, hello: object = HELLO, *extra: object) -> str:
+    argv = [sys.executable, str(SCRIPTED), json.dumps(hello), mode, *map(str, extra)]
+    return "cmd:" + shlex.join(argv)
+
+
+def test_what_an_adapter_prints_is_attached_to_its_case(run) -> None:  # type: ignore[no-untyped-def]
+    first = run("chatty", "generic/no-finish-no-done")
+    second = run("chatty", "generic/text-split-per-token")
+    assert "parsing generic/no-finish-no-done" in first.output
+    assert "warning from generic/no-finish-no-done" in first.output
+    assert "generic/text-split-per-token" not in first.output
+    assert "parsing generic/text-split-per-token" in second.output
+    assert "no-finish-no-done" not in second.output
+    assert second.as_dict()["output"] == second.output
+
+
+def test_the_output_kept_per_case_is_bounded(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("chatty", "generic/finish-without-done")  # prints 1 MB
+    assert len(result.output.encode()) <= OUTPUT_LIMIT + 100
+    assert result.output.startswith("…(")
+    assert "earlier bytes dropped" in result.output.splitlines()[0]
+    assert result.output.endswith("warning from generic/finish-without-done\n")
+
+
+def test_a_silent_adapter_adds_no_output_to_its_row(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("naive_lines", "generic/text-split-per-token")
+    assert result.output == ""
+    assert "output" not in result.as_dict()
+
+
+def test_a_node_crash_names_the_error_not_the_runtime_banner() -> None:
+    engine = Engine(scripted("node-death"))
+    try:
+        result = engine.run(BY_ID["generic/text-split-per-token"], "whole")
+    finally:
+        engine.close()
+    assert result.verdict is Verdict.CRASH
+    assert result.message == "adapter process died (exit code 1): Error: parser exploded"
+    assert "Node.js v20.11.1" in result.output
+
+
+def test_last_meaningful_line_skips_banners_and_stack_frames() -> None:
+    assert last_meaningful_line("ValueError: x\n\n") == "ValueError: x"
+    assert last_meaningful_line("Error: y\n    at f (a.mjs:1:2)\n\nNode.js v22.3.0\n") == "Error: y"
+    assert last_meaningful_line("") == ""
+
+
+def _one_run(spec: str, timeout: float = 60.0, **options: Any) -> Reply:
+    process = AdapterProcess(spec, **options)
+    process.start()
+    try:
+        case = BY_ID["generic/text-split-per-token"]
+        message = run_message(
+            case.id, "whole", case.status, case.headers, case.request, case.body, [len(case.body)]
+        )
+        return process.run(message, timeout)
+    finally:
+        process.close()
+
+
+def test_a_reply_over_the_maximum_size_is_a_crash_at_once() -> None:
+    reply = _one_run(scripted("huge"), max_reply=1 << 20)
+    assert reply.kind == "crash"
+    assert reply.message == "protocol: reply longer than the maximum reply size (1048576 bytes)"
+    assert _one_run(scripted("huge"), max_reply=4 << 20).kind == "outcome"
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [("wrong-seq", "reply with seq 101, expected seq 1"), ("no-seq", "reply with no seq")],
+)
+def test_a_reply_with_a_wrong_seq_is_a_protocol_crash_at_once(mode: str, said: str) -> None:
+    reply = _one_run(scripted(mode))  # the old reader waited out these 60 s
+    assert reply.kind == "crash"
+    assert reply.message.startswith(f"protocol: {said}")
+
+
+def test_a_silent_handshake_fails_after_its_time_limit() -> None:
+    with pytest.raises(AdapterError, match=r"no reply within 0\.5 s"):
+        AdapterProcess(scripted("silent-start"), start_timeout=0.5).start()
+
+
+def test_the_handshake_time_limit_follows_the_timeout_with_a_floor() -> None:
+    assert AdapterProcess("reference").start_timeout == 60.0  # no --timeout
+    assert AdapterProcess("reference", timeout=600).start_timeout == 600.0
+    assert AdapterProcess("reference", timeout=0.5).start_timeout == 10.0
+    engine = Engine(str(HERE / "raises.py"), timeout=300)
+    engine.close()
+    assert engine.process.start_timeout == 300.0
+
+
+@pytest.mark.parametrize("capabilities", [5, "content", [1, 2], {"content": True}])
+def test_capabilities_that_are_not_a_list_of_names_are_an_adapter_error(
+    capabilities: object,
+) -> None:
+    spec = scripted("ok", {**HELLO, "capabilities": capabilities})
+    with pytest.raises(AdapterError, match="capabilities must be a list of names, got "):
+        AdapterProcess(spec).start()
+
+
+def test_a_restart_that_fails_makes_the_remaining_runs_crashes(tmp_path: Path) -> None:
+    engine = Engine(scripted("restart-fails", HELLO, tmp_path / "starts", 1))
+    try:
+        verdicts = [
+            engine.run(BY_ID[case_id], "whole")
+            for case_id in ("generic/text-split-per-token", "generic/finish-without-done")
+        ]
+    finally:
+        engine.close()
+    assert [r.verdict for r in verdicts] == [Verdict.CRASH, Verdict.CRASH]
+    assert verdicts[0].message.startswith("adapter process died (exit code 3)")
+    assert verdicts[1].message == "the adapter could not be restarted: cannot load the parser"
+
+
+def test_a_divergence_is_shown_short_and_kept_bounded_in_json() -> None:
+    case = BY_ID["generic/text-split-per-token"]
+    content = "x" * 3_000_000
+    outcome = {"status": "complete", "choices": [{"index": 0, "content": content}]}
+    result = judge(case, "whole", outcome, 0.0)
+    assert result.verdict is Verdict.FAIL
+    shown = result.first_divergence
+    assert len(shown) < 520
+    assert shown.endswith(" more)")
+    assert "…(" in shown
+    actual = result.as_dict()["mismatches"][0]["actual"]
+    assert actual.startswith("x" * JSON_VALUE_LIMIT)
+    assert actual.endswith(f"…({len(content) - JSON_VALUE_LIMIT} more)")
+
+
+def _streamproof(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "streamproof", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_run_whose_restart_fails_completes_and_writes_its_results(tmp_path: Path) -> None:
+    # Two starts succeed (the run's probe, then its engine); the restart does not.
+    spec = scripted("restart-fails", HELLO, tmp_path / "starts", 2)
+    out = tmp_path / "results.json"
+    proc = _streamproof(
+        "run", "--adapter", spec, "--case", "generic/*", "--transport", "whole", "--json", out
+    )
+    assert proc.returncode == 1, proc.stderr
+    rows = json.loads(out.read_text())["results"]
+    assert len(rows) > 2
+    assert {r["verdict"] for r in rows} == {"crash"}
+    assert all("could not be restarted" in r["message"] for r in rows[1:])
+
+
+@pytest.mark.parametrize("capabilities", [5, "content"])
+def test_a_handshake_with_bad_capabilities_is_one_line_and_exit_2(capabilities: object) -> None:
+    spec = scripted("ok", {**HELLO, "capabilities": capabilities})
+    proc = _streamproof("run", "--adapter", spec, "--case", "generic/*")
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "capabilities must be a list of names, got " in proc.stderr
+
+
+def test_the_cli_handshake_follows_timeout() -> None:
+    proc = _streamproof("run", "--adapter", scripted("silent-start"), "--timeout", "10.5")
+    assert proc.returncode == 2
+    assert "no reply within 10.5 s" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_results_json_carries_what_the_adapter_printed(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    proc = _streamproof(
+        "run", "--adapter", HERE / "chatty.py", "--case", "generic/no-finish-no-done",
+        "--transport", "whole,lines", "--json", out,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    rows = json.loads(out.read_text())["results"]
+    assert [r["transport"] for r in rows] == ["whole", "lines"]
+    for row in rows:
+        assert row["output"] == (
+            "parsing generic/no-finish-no-done\nwarning from generic/no-finish-no-done\n"
+        )

@@ -9,6 +9,9 @@ the same plugin and the same engine.
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from .corpus.cases import SEVERITIES, Case, CorpusError, load_corpus
 from .harness.engine import Engine, Result, Verdict
 from .harness.expectations import Expectations, load_expectations
 from .harness.loader import AdapterError
+from .harness.protocol import close_all
 from .harness.selection import KeywordError, Selection
 from .harness.transports import (
     DEFAULT_SEED,
@@ -177,6 +181,8 @@ class StreamproofSession:
             raise pytest.UsageError(
                 "streamproof: --streamproof-seeds runs in-process only, not with --streamproof-http"
             )
+        if worker_input is not None:
+            _end_with_controller()
         self.results: list[Result] = []
         self.adapter_name = self.spec
         self._engine: Engine | None = None
@@ -207,9 +213,17 @@ class StreamproofSession:
         return self._engine
 
     def pytest_sessionfinish(self) -> None:
-        if self._engine is not None:
-            self._engine.close()
-            self._engine = None
+        self._stop()
+
+    def pytest_unconfigure(self) -> None:
+        # Also when the session never finished (an interrupt during
+        # collection, an internal error): the adapter's processes end here.
+        self._stop()
+
+    def _stop(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -322,6 +336,20 @@ class StreamproofSession:
                 f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
                 f"({self.seed_words()})"
             )
+
+
+def _end_with_controller() -> None:
+    """On an xdist worker: once the controlling run is gone, end the adapter's
+    processes and this worker (a busy worker would otherwise wait out its case)."""
+    controller = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == controller:
+            time.sleep(0.25)
+        close_all()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="streamproof-orphan-watch", daemon=True).start()
 
 
 def _version() -> str:

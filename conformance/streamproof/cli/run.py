@@ -15,7 +15,7 @@ from ..corpus.cases import SEVERITIES, Corpus, load_corpus
 from ..errors import CommandError, UsageError
 from ..harness.engine import Result
 from ..harness.expectations import load_expectations
-from ..harness.protocol import AdapterProcess
+from ..harness.protocol import AdapterProcess, close_all
 from ..harness.selection import Selection
 from ..harness.transports import (
     DEFAULT_SEED,
@@ -214,6 +214,8 @@ def execute_run(request: RunOptions) -> int:
             line = str(exc)
         except KeyboardInterrupt:
             line = "interrupted before the run finished; no results written"
+        finally:
+            close_all()  # no adapter process (nor its children) outlives the run
     print(f"streamproof: {line}", file=sys.stderr)
     return 128 + (received[0] if received else signal.SIGINT)
 
@@ -240,7 +242,7 @@ def _execute(request: RunOptions) -> int:
         raise RunError(f"{selection.describe()} matches no case run")
     # Start the adapter once up front: a broken adapter is one line and exit 2
     # before any case runs, and its handshake names it in the results.
-    probe = AdapterProcess(request.spec)
+    probe = AdapterProcess(request.spec, timeout=request.timeout)
     probe.start()
     probe.close()
     if request.http and not probe.supports_call:

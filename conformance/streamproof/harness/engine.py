@@ -27,6 +27,31 @@ from .transports import boundaries, seed_words
 
 __all__ = ["Engine", "Result", "Verdict", "default_timeout", "judge", "plan", "run_all", "select"]
 
+# A divergence or message shown to a person stops after this many characters
+# (a 10 MB outcome must not make a 10 MB terminal line or HTML cell).
+DISPLAY_LIMIT = 500
+# A string value in the results JSON (a mismatch's expected or actual, a
+# message) keeps at most this many characters (README "Isolation and timeouts").
+JSON_VALUE_LIMIT = 1 << 20
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut at ``limit`` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…({len(text) - limit} more)"
+
+
+def _bounded(value: Any) -> Any:
+    """``value`` with every string in it shortened to ``JSON_VALUE_LIMIT``."""
+    if isinstance(value, str):
+        return shorten(value, JSON_VALUE_LIMIT)
+    if isinstance(value, list):
+        return [_bounded(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _bounded(v) for k, v in value.items()}
+    return value
+
 
 class Verdict(str, enum.Enum):
     PASS = "pass"
@@ -59,11 +84,13 @@ class Result:
         """Whether the case failed under some seeds and passed under others."""
         return bool(self.seeds and self.seeds["failing"] and self.seeds["passing"])
 
+    output: str = ""  # what the adapter printed during this case (its last 64 KiB)
+
     @property
     def first_divergence(self) -> str:
-        if self.mismatches:
-            return str(self.mismatches[0])
-        return self.message
+        """The first divergence (or the message), at most ``DISPLAY_LIMIT`` characters."""
+        text = str(self.mismatches[0]) if self.mismatches else self.message
+        return shorten(text, DISPLAY_LIMIT)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], case: Case) -> Result:
@@ -77,6 +104,7 @@ class Result:
             data.get("message", ""),
             data["seconds"],
             seeds=data.get("seeds"),
+            output=data.get("output", ""),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -86,13 +114,15 @@ class Result:
             "verdict": self.verdict.value,
             "severity": self.case.severity,
             "expected_sha256": self.case.expected_sha256,
-            "mismatches": [m.as_dict() for m in self.mismatches],
+            "mismatches": [_bounded(m.as_dict()) for m in self.mismatches],
             "seconds": round(self.seconds, 6),
         }
         if self.message:
-            data["message"] = self.message
+            data["message"] = shorten(self.message, JSON_VALUE_LIMIT)
         if self.seeds is not None:
             data["seeds"] = self.seeds
+        if self.output:
+            data["output"] = self.output
         return data
 
 
@@ -120,6 +150,10 @@ def default_timeout(case: Case) -> float:
     return 10.0 + 30.0 * len(case.body) / 1_000_000
 
 
+# The replies that carry no outcome to judge.
+_VERDICTS = {"crash": Verdict.CRASH, "timeout": Verdict.TIMEOUT, "invalid": Verdict.FAIL}
+
+
 class Engine:
     """Runs cases through one adapter in its own restartable process."""
 
@@ -139,7 +173,8 @@ class Engine:
         self.timeout = timeout
         self.expectations = expectations
         self.http = http  # over real HTTP: the base URL that replays (case id, transport)
-        self.process = AdapterProcess(spec)
+        # The handshake's time limit follows --timeout (see AdapterProcess).
+        self.process = AdapterProcess(spec, timeout=timeout)
         self.process.start()
         if http is not None and not self.process.supports_call:
             self.process.close()
@@ -220,15 +255,20 @@ class Engine:
         started = time.perf_counter()
         reply = self.process.run(message, self.timeout or default_timeout(case))
         seconds = time.perf_counter() - started
-        if reply.kind == "crash":
-            return Result(case, transport, Verdict.CRASH, message=reply.message, seconds=seconds)
-        if reply.kind == "timeout":
-            return Result(case, transport, Verdict.TIMEOUT, message=reply.message, seconds=seconds)
-        if reply.kind == "invalid":
-            return Result(case, transport, Verdict.FAIL, message=reply.message, seconds=seconds)
+        verdict = _VERDICTS.get(reply.kind)
+        if verdict is not None:
+            return Result(
+                case,
+                transport,
+                verdict,
+                message=reply.message,
+                seconds=seconds,
+                output=reply.output,
+            )
         # Incremental delivery is checked in-process only (CONTRACT §2): over a
         # socket nobody knows how many bytes the client had read.
-        return judge(case, transport, reply.outcome, seconds, None if self.http else ends)
+        result = judge(case, transport, reply.outcome, seconds, None if self.http else ends)
+        return replace(result, output=reply.output) if reply.output else result
 
     def _expect(self, result: Result, seed: int) -> Result:
         entry = self.expectations and self.expectations.find(result.case.id, result.transport)

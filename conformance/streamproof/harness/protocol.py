@@ -6,33 +6,63 @@ the child when it hangs, dies or breaks the protocol. Every in-process Python
 adapter runs this way too, through ``streamproof.harness.worker``.
 
 POSIX only: replies are read with ``select`` so that a deadline holds even
-when the child stops writing halfway through a line.
+when the child stops writing halfway through a line. Every child leads a
+process group of its own, and the whole group is killed whenever the child
+stops (a normal end, a timeout, a death, an interrupt, the interpreter's
+exit), so nothing an adapter started outlives the run.
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import json
 import os
 import select
 import shlex
+import signal
 import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import nodejs
+from .capture import OutputCapture, last_meaningful_line
+from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
 from .loader import CAPABILITIES, AdapterError
 from .strict_json import NotStrictJSON, reject_constant
 
-__all__ = ["AdapterProcess", "Reply", "process_for"]
+__all__ = ["MAX_REPLY", "AdapterProcess", "Reply", "close_all", "process_for"]
 
 # Importing a large SDK in a fresh interpreter can take seconds on a busy
 # machine; the handshake gets this long before the adapter is declared dead.
+# A run's --timeout replaces it, but a handshake always gets at least
+# MIN_START_TIMEOUT: a case's time limit is about parsing, and a start that a
+# loaded CI machine slows to a few seconds must not fail every restart.
 START_TIMEOUT = 60.0
+MIN_START_TIMEOUT = 10.0
+
+# The process groups of the adapter children alive now (pid -> pid). Touched
+# without a lock: close_all() may run in a signal handler, which must never
+# wait for a lock the interrupted code holds.
+_GROUPS: dict[int, int] = {}
+
+
+def close_all() -> None:
+    """Kill the process group of every live adapter child.
+
+    For the interpreter's exit (registered with ``atexit``) and for signal
+    handlers: it takes no lock and does not wait, so it is safe anywhere.
+    """
+    for group in tuple(_GROUPS):
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+        _GROUPS.pop(group, None)
+
+
+atexit.register(close_all)
 
 
 @dataclass(frozen=True)
@@ -42,6 +72,7 @@ class Reply:
     kind: str  # "outcome", "crash", "timeout", "invalid"
     outcome: Any = None
     message: str = ""
+    output: str = ""  # what the adapter printed while it ran this case (bounded)
 
 
 class _Dead(Exception):
@@ -68,7 +99,16 @@ def process_for(spec: str) -> list[str]:
 class AdapterProcess:
     """A persistent adapter child, restarted whenever it misbehaves."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(
+        self,
+        spec: str,
+        *,
+        timeout: float | None = None,
+        start_timeout: float | None = None,
+        max_reply: int = MAX_REPLY,
+    ) -> None:
+        """``timeout`` is the run's per-case timeout (``--timeout``), from which
+        the handshake's follows; ``start_timeout`` sets the handshake's exactly."""
         self.spec = spec
         self.argv = process_for(spec)
         self.name = spec
@@ -76,9 +116,16 @@ class AdapterProcess:
         self.capabilities: frozenset[str] = frozenset(CAPABILITIES)
         self.supports_call = False
         self.restarts = 0
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._stderr: Any = None
-        self._buffer = b""
+        if start_timeout is None:
+            start_timeout = START_TIMEOUT if timeout is None else max(timeout, MIN_START_TIMEOUT)
+        self.start_timeout = start_timeout
+        self.max_reply = max_reply
+        # Set when a restart failed: every later case is a crash saying why.
+        self.broken = ""
+        self._proc: Any = None  # a subprocess.Popen[bytes] (tests give a stand-in)
+        self._group: int | None = None  # the child's process group, killed at every stop
+        self._capture: OutputCapture | None = None
+        self._lines: LineReader | None = None
         self._seq = 0
 
     # -- life cycle -------------------------------------------------------
@@ -87,9 +134,9 @@ class AdapterProcess:
         """Start the child and read its handshake; ``AdapterError`` if it cannot."""
         self._spawn()
         try:
-            hello = self._exchange({"cmd": "start", "protocol": 1}, START_TIMEOUT, seq=None)
+            hello = self._converse({"cmd": "start", "protocol": 1}, self.start_timeout, seq=None)
         except _Dead as dead:
-            self.close()
+            self._discard()  # it hung, died or broke the protocol: no polite stop
             raise AdapterError(f"{self.spec}: {dead.reply.message}") from None
         if "error" in hello:
             self.close()
@@ -101,6 +148,12 @@ class AdapterProcess:
         self.version = str(hello.get("version") or "unknown")
         declared = hello.get("capabilities")
         if declared is not None:
+            if not isinstance(declared, list) or not all(isinstance(c, str) for c in declared):
+                self.close()
+                raise AdapterError(
+                    f"{self.spec}: the handshake's capabilities must be a list of names, "
+                    f"got {json.dumps(declared)[:80]}"
+                )
             unknown = sorted(set(declared) - CAPABILITIES)
             if unknown:
                 self.close()
@@ -109,19 +162,25 @@ class AdapterProcess:
         self.supports_call = bool(hello.get("call", False))
 
     def _spawn(self) -> None:
-        # A file, not a pipe: nobody has to drain it, so a chatty adapter never blocks.
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         try:
-            self._proc = subprocess.Popen(
+            proc = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                # A pipe drained by a thread into a bounded ring: a chatty
+                # adapter never blocks, and nothing grows on disk.
+                stderr=subprocess.PIPE,
                 start_new_session=True,  # a kill reaches the adapter's own children too
             )
         except OSError as exc:
             raise AdapterError(f"{self.spec}: cannot start {self.argv[0]!r}: {exc}") from None
-        self._buffer = b""
+        self._proc = proc
+        self._group = _GROUPS[proc.pid] = proc.pid
+        assert proc.stdout is not None and proc.stderr is not None
+        self._lines = LineReader(proc.stdout.fileno(), self.max_reply)
+        # The capture owns the descriptor from here on and closes it.
+        self._capture = OutputCapture(os.dup(proc.stderr.fileno()))
+        proc.stderr.close()
 
     def close(self) -> None:
         """Ask the child to stop, then make sure it has."""
@@ -137,43 +196,75 @@ class AdapterProcess:
         self._discard()
 
     def _discard(self) -> None:
-        """Kill the child if it still runs and release everything it held."""
+        """Kill the child's whole process group and release everything it held.
+
+        The group is killed even when the child already exited: whatever the
+        adapter started (a server, a helper, a ``sleep``) dies with it.
+        """
         proc, self._proc = self._proc, None
+        group, self._group = self._group, None
         if proc is not None:
-            if proc.poll() is None:
-                _kill(proc)
+            _kill(proc, group)
             for stream in (proc.stdin, proc.stdout):
                 if stream is not None:
-                    stream.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        if self._capture is not None:
+            self._capture.close()
+            self._capture = None
+        self._lines = None
 
     def _restart(self) -> None:
+        """A fresh child; if it cannot start, every later case is a crash saying so."""
         self._discard()
         self.restarts += 1
-        self.start()
+        try:
+            self.start()
+        except AdapterError as exc:
+            self.broken = f"the adapter could not be restarted: {exc}"
 
     # -- one case ---------------------------------------------------------
 
     def run(self, message: dict[str, Any], timeout: float) -> Reply:
         """Send one ``run`` (or ``call``) message; never raises for the child's faults."""
+        if self.broken:
+            return Reply("crash", message=self.broken)
         if self._proc is None:
             self.start()
         self._seq += 1
+        mark = self._capture.mark() if self._capture is not None else 0
         try:
-            reply = self._exchange(message, timeout, seq=self._seq)
+            reply = self._converse(message, timeout, seq=self._seq)
         except _Dead as dead:
+            output = self._output(mark)
             self._restart()
-            return dead.reply
+            return replace(dead.reply, output=output)
+        output = self._output(mark)
         if "crash" in reply:
-            return Reply("crash", message=" ".join(str(reply["crash"]).split()))
+            crash = _one_line(reply["crash"]) or "the adapter reported a crash with no message"
+            return Reply("crash", message=crash, output=output)
         if "invalid" in reply:
-            return Reply("invalid", message=str(reply["invalid"]))
+            invalid = _one_line(reply["invalid"]) or "the adapter's outcome is invalid"
+            return Reply("invalid", message=invalid, output=output)
         if "outcome" not in reply:
             self._restart()
-            return Reply("crash", message=f"protocol: reply without outcome or crash: {reply!r}")
-        return Reply("outcome", outcome=reply["outcome"])
+            shown = repr(reply)[:200]
+            return Reply(
+                "crash", message=f"protocol: reply without outcome or crash: {shown}", output=output
+            )
+        return Reply("outcome", outcome=reply["outcome"], output=output)
+
+    def _output(self, mark: int) -> str:
+        return self._capture.since(mark) if self._capture is not None else ""
+
+    def _converse(
+        self, message: dict[str, Any], timeout: float, *, seq: int | None
+    ) -> dict[str, Any]:
+        """``_exchange``; a reply nested too deeply to decode breaks the protocol too."""
+        try:
+            return self._exchange(message, timeout, seq=seq)
+        except RecursionError:
+            raise _Dead(Reply("crash", message="protocol: reply nested too deeply")) from None
 
     def _exchange(
         self, message: dict[str, Any], timeout: float, *, seq: int | None
@@ -198,7 +289,10 @@ class AdapterProcess:
                 raise _Dead(Reply("crash", message=f"protocol: not an object: {line[:80]!r}"))
             if seq is None or reply.get("seq") == seq:
                 return reply
-            # A late reply to a case that already timed out: skip it.
+            # Not a late reply to an earlier case: a timeout restarts the
+            # child, so none can come. Waiting on would only end in a timeout.
+            got = f"seq {json.dumps(reply['seq'])[:40]}" if "seq" in reply else "no seq"
+            raise _Dead(Reply("crash", message=f"protocol: reply with {got}, expected seq {seq}"))
 
     def _write(self, data: bytes, deadline: float, timeout: float) -> None:
         proc = self._proc
@@ -219,22 +313,21 @@ class AdapterProcess:
             view = view[written:]
 
     def _read_line(self, deadline: float, timeout: float) -> bytes:
-        proc = self._proc
-        assert proc is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Dead(Reply("timeout", message=f"no reply within {timeout:g} s"))
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            data = os.read(fd, 1 << 16)
-            if not data:
-                raise _Dead(self._death())
-            self._buffer += data
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line
+        assert self._lines is not None
+        try:
+            return self._lines.read_line(deadline)
+        except ReadTimeout:
+            raise _Dead(Reply("timeout", message=f"no reply within {timeout:g} s")) from None
+        except StreamClosed:
+            raise _Dead(self._death()) from None
+        except LineTooLong:
+            raise _Dead(
+                Reply(
+                    "crash",
+                    message=f"protocol: reply longer than the maximum reply size "
+                    f"({self.max_reply} bytes)",
+                )
+            ) from None
 
     def _death(self) -> Reply:
         proc = self._proc
@@ -243,20 +336,9 @@ class AdapterProcess:
             code = proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
-        last = self._last_stderr_line()
+        last = last_meaningful_line(self._capture.tail()) if self._capture is not None else ""
         said = f": {last}" if last else ""
         return Reply("crash", message=f"adapter process died (exit code {code}){said}")
-
-    def _last_stderr_line(self) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0)
-        lines = [
-            x.strip()
-            for x in self._stderr.read()[-4096:].decode(errors="replace").splitlines()
-            if x.strip()
-        ]
-        return lines[-1][:200] if lines else ""
 
 
 def run_message(
@@ -281,10 +363,21 @@ def run_message(
     }
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, 9)
-    except (ProcessLookupError, PermissionError):
+def _one_line(said: Any) -> str:
+    return " ".join(str(said).split())
+
+
+def _kill(proc: Any, group: int | None) -> None:
+    """Kill ``group`` (all of it, whether its leader still runs or not), then reap."""
+    if group is not None:
+        _GROUPS.pop(group, None)
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:  # the group is empty: everyone already exited
+            pass
+        except PermissionError:
+            group = None
+    if group is None and proc.poll() is None:
         proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)

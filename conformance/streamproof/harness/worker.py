@@ -7,14 +7,20 @@ harness can kill and restart it when a parser hangs or dies, and treats our
 own adapters exactly as it treats one in any other language.
 
 The adapter's own prints go to stderr: stdout carries the protocol only.
+The worker ends itself, with every process it or the adapter started, as
+soon as the harness that started it is gone (see ``_die_with_parent``).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -24,8 +30,35 @@ __all__ = ["main"]
 
 PROTOCOL = 1
 
+_PARENT_POLL = 0.25  # seconds between two looks at the parent
+
+
+def _die_with_parent(parent: int) -> None:
+    """End this process group once ``parent`` is gone (we are re-parented).
+
+    A thread that polls ``getppid()`` rather than Linux's PR_SET_PDEATHSIG:
+    that signal follows the *thread* that spawned us (the harness restarts
+    workers from worker threads), and it would kill the worker alone, leaving
+    the adapter's own children behind. Killing the group takes them too.
+    """
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL)
+    if os.getpgrp() == os.getpid():  # we lead our group (the harness made it so)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os._exit(1)
+
+
+def _watch_parent() -> None:
+    # The parent as the worker starts: the harness, or whatever command a
+    # cmd: spec wrapped the worker in (then the harness ends the group itself).
+    parent = os.getppid()
+    threading.Thread(target=_die_with_parent, args=(parent,), daemon=True).start()
+
 
 def _reply(out: IO[str], message: dict[str, Any]) -> None:
+    # What the adapter printed for this case reaches the harness before the reply.
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
     out.write(json.dumps(message, ensure_ascii=False) + "\n")
     out.flush()
 
@@ -115,6 +148,7 @@ def main() -> int:
         return 2
     # Keep the protocol on a private copy of stdout and send the adapter's
     # prints (fd 1 and sys.stdout) to stderr, where they cannot corrupt it.
+    _watch_parent()
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
