@@ -321,3 +321,25 @@ def test_a_skip_row_says_why_in_words(pytester: pytest.Pytester, tmp_path: Path)
     assert "Skipped: adapter lacks" not in html  # pytest's (file, line, message) tuple
     skips = html[html.index('id="skips"') :]
     assert "<code>stream_error</code>" in skips and f"<code>{case}</code>" in skips
+
+
+def test_pinpoint_finds_a_key_in_a_body_that_is_no_stream(corpus: Corpus) -> None:
+    case = next(c for c in corpus.cases if c.id == "anthropic/non-streamed-completion-with-msg-id")
+    outcome = {**case.data["expected"], "usage": {**case.data["expected"]["usage"]}}
+    outcome["usage"]["prompt_tokens"] = 91
+    result = failed(case, "whole", outcome)
+    assert [d.path for d in result.mismatches] == ["usage.prompt_tokens"]
+    place = pinpoint(case.body, result)
+    assert case.body[place.at :].startswith(b'"prompt_tokens":19')
+    assert "expected value" in place.how
+
+
+def test_what_an_adapter_returns_cannot_write_markup(corpus: Corpus, cr: Case) -> None:
+    hostile = "</pre><script>alert(1)</script><b>"
+    outcome = {"status": "complete", "choices": [{"index": 0, "content": hostile}]}
+    results = [failed(cr, "whole", outcome)]
+    html = failures_html(
+        results, {(CR, "whole"): outcome}, spec="x.py", seed=1, corpus_root=corpus.root
+    )
+    assert "<script" not in html and "<b>" not in html
+    assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;" in html
