@@ -343,3 +343,14 @@ def test_what_an_adapter_returns_cannot_write_markup(corpus: Corpus, cr: Case) -
     )
     assert "<script" not in html and "<b>" not in html
     assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;" in html
+
+
+def test_pinpoint_finds_an_object_the_outcome_lacks_by_its_key(corpus: Corpus) -> None:
+    case = next(c for c in corpus.cases if c.id == "sse-spec/event-error-with-json-error-object")
+    expected = case.data["expected"]
+    outcome = {"status": "complete", "choices": expected["choices"]}
+    result = failed(case, "whole", outcome)
+    assert [d.path for d in result.mismatches] == ["status", "error"]  # status: not in the body
+    place = pinpoint(case.body, result)
+    assert case.body[place.at :].startswith(b'"error":{"message"')
+    assert place.how == "the event carrying 'error'"

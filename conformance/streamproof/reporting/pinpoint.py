@@ -8,8 +8,9 @@ A best effort in three steps, each sound when it answers:
 2. for a ``content`` divergence, the body's own content events (the harness's
    scan, no parser of ours) are followed until the outcome stops containing
    them: that event carries the first text the adapter lost or changed;
-3. otherwise the diverging field's key is searched in the body, and the
-   occurrence followed closely by its expected (else its actual) value wins.
+3. otherwise the diverging fields' keys are searched in the body, in the
+   order of the divergences: the occurrence followed closely by its expected
+   (else its actual) value wins, or for an object or a list its key's first one.
 
 When none answers (a crash, a truncated stream, a key the body lacks) the
 answer is the end of the body, where a parser that stops early stops.
@@ -29,6 +30,8 @@ __all__ = ["Pinpoint", "pinpoint"]
 
 # How far after a key its value may start: a key, a colon and some spaces.
 _NEAR = 64
+# How many divergences are looked for by key: the first ones, as the report shows them.
+_TRIED = 5
 _CONTENT_PATH = re.compile(r"^choices\[(\d+)\]\.content$")
 _INDEX = re.compile(r"\[\d+\]")
 
@@ -53,7 +56,13 @@ def pinpoint(body: bytes, result: Result) -> Pinpoint:
         )
         if found:
             return found
-    return _from_key(body, first.path, first.expected, first.actual) or end
+    if first.path == "status" and "truncated" in (first.expected, first.actual):
+        return end  # a stream cut short, or read as cut, shows it at its end
+    for divergence in result.mismatches[:_TRIED]:
+        found = _from_key(body, divergence.path, divergence.expected, divergence.actual)
+        if found:
+            return found
+    return end
 
 
 def _from_deltas(outcome: dict[str, Any] | None, choice: int, expected: str) -> Pinpoint | None:
@@ -95,4 +104,7 @@ def _from_key(body: bytes, path: str, expected: Any, actual: Any) -> Pinpoint | 
         for place in places:
             if wanted in body[place + len(key) : place + len(key) + _NEAR + len(wanted)]:
                 return Pinpoint(place, f"the event carrying {name!r} with the {whose} value")
+    if places and isinstance(expected, (dict, list)):
+        # An object or list is not searched by value: its key's first place is where it came.
+        return Pinpoint(places[0], f"the event carrying {name!r}")
     return None
