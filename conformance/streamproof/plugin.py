@@ -246,8 +246,8 @@ class StreamproofSession:
         if run is not None and getattr(report, "streamproof_outcome", None) is not None:
             if self._html_outcomes is None:
                 self._html_outcomes = {}
-            data_ = json.loads(str(run))
-            self._html_outcomes[(data_["case"], data_["transport"])] = report.streamproof_outcome
+            ran = json.loads(str(run))
+            self._html_outcomes[(ran["case"], ran["transport"])] = report.streamproof_outcome
         longrepr = report.longrepr
         if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
             # pytest keeps a skip as (file, line, message); a reader wants the message.
