@@ -1,11 +1,17 @@
 """The HTML report as a reader sees it: rendered by headless chromium through chromedriver.
 
 pytest-html 4 builds its result rows in the browser from a JSON blob, so these
-tests look at the rendered page, never at the file's text.
+tests look at the rendered page, never at the file's text. The summary, the
+failures by case and the skips are plain HTML: the last tests read them with
+the page's JavaScript switched off, and save the screenshots the README shows
+(under docs/images/ when STREAMPROOF_SCREENSHOTS is set, else in a temporary
+folder).
 """
 
 from __future__ import annotations
 
+import base64
+import os
 import subprocess
 import sys
 import time
@@ -14,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import CHROMEDRIVER, CHROMIUM, Browser
+from browser import CHROMEDRIVER, CHROMIUM, ELEMENT, Browser
 
 if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
     pytest.skip(
@@ -22,8 +28,13 @@ if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         allow_module_level=True,
     )
 
-ADAPTER = Path(__file__).parent / "adapters" / "naive_lines.py"
+ROOT = Path(__file__).resolve().parents[1]
+ADAPTER = "tests/adapters/naive_lines.py"  # from ROOT: the commands on the page read as a user's
 CASE = "sse-spec/cr-line-endings"  # lone CRs frame its events; the naive parser splits on LF
+# The naive parser reads this one's named error event as an ordinary chunk: an outcome
+# whose status differs and whose error key is absent.
+ERROR_CASE = "sse-spec/event-error-with-json-error-object"
+IMAGES = ROOT / "docs" / "images"
 CAPTIONS = ["by severity", "by capability", "by provider", "by transport"]
 ROW = "const body = document.getElementById(arguments[0]); "
 
@@ -34,13 +45,15 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # "whole" is one read, so it shows no ¦; "lines" ends a read after every CR and LF.
     proc = subprocess.run(
         [
-            *(sys.executable, "-m", "streamproof", "run", "--adapter", str(ADAPTER)),
+            *(sys.executable, "-m", "streamproof", "run", "--adapter", ADAPTER),
             *("--transport", "whole,lines", "--case", "sse-spec/*", "--html", str(out)),
+            *("--seed", "1"),
         ],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
+        cwd=ROOT,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # 1: the naive parser fails cases
     return out
@@ -81,7 +94,7 @@ def test_summary_block_shows_its_four_tables(page: Browser) -> None:
     assert summary["visible"]
     assert [t["caption"] for t in summary["tables"]] == CAPTIONS
     assert all(t["visible"] and t["rows"] > 0 for t in summary["tables"]), summary["tables"]
-    assert "naive_lines.py" in summary["text"]
+    assert "streamproof: naive-lines on corpus" in summary["text"]  # the adapter's NAME
 
 
 def test_failing_case_has_a_failed_row(page: Browser) -> None:
@@ -103,24 +116,20 @@ def expand(page: Browser, test_id: str) -> None:
     assert until(page, ROW + "return body.querySelector('.extras-row').checkVisibility()", test_id)
 
 
-def test_expanded_row_shows_the_wire_view_with_crs_and_read_marks(page: Browser) -> None:
+def test_expanded_row_shows_how_to_rerun_it_and_links_its_case(page: Browser) -> None:
     test_id = f"streamproof::{CASE}[lines]"
     page.click(page.run("return document.getElementById('hide_all_details')"))
     assert not page.run(ROW + "return body.querySelector('.extras-row').checkVisibility()", test_id)
     expand(page, test_id)
     failure = page.run(
         ROW + "const f = body.querySelector('.streamproof-failure');"
-        "const w = f && f.querySelector('pre.wire-view');"
-        "return f && {text: f.innerText, wire: w && w.checkVisibility() && w.innerText}",
+        "return f && {text: f.innerText, link: f.querySelector('a').getAttribute('href')}",
         test_id,
     )
     assert failure is not None, f"the {test_id} row has no streamproof failure block"
-    assert CASE in failure["text"]
-    wire = failure["wire"]
-    assert wire, "the wire view is not rendered"
-    # Each CR is escaped and ends its line; a read ends after every CR.
-    assert "\\r\n¦\\r\n¦data: {" in wire
-    assert "\r" not in wire
+    assert f"streamproof debug '{CASE} [lines]' --adapter " in failure["text"]
+    assert f"streamproof run --case '{CASE} [lines]' --adapter " in failure["text"]
+    assert failure["link"] == "#case-sse-spec-cr-line-endings"
 
 
 def test_screenshot_is_a_png(page: Browser, report: Path) -> None:
@@ -132,3 +141,123 @@ def test_screenshot_is_a_png(page: Browser, report: Path) -> None:
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert width >= 800 and height >= 600
+
+
+# -- without JavaScript ----------------------------------------------------------------
+
+SECTION = "const s = document.getElementById(arguments[0]); "
+
+
+@pytest.fixture(scope="module")
+def noscript(tmp_path_factory: pytest.TempPathFactory, report: Path) -> Iterator[Browser]:
+    """The report in a browser whose pages run no script (DevTools' emulation)."""
+    chromium = Browser(tmp_path_factory.mktemp("noscript"))
+    try:
+        chromium.command(
+            "POST",
+            "/goog/cdp/execute",
+            {"cmd": "Emulation.setScriptExecutionDisabled", "params": {"value": True}},
+        )
+        chromium.open(report.as_uri())
+        yield chromium
+    finally:
+        chromium.close()
+
+
+def test_without_javascript_the_summary_and_failures_are_readable(noscript: Browser) -> None:
+    # pytest-html's own rows need its script: none is built, which shows scripts are off.
+    assert noscript.run("return document.querySelectorAll('tbody.results-table-row').length") == 0
+    shown = noscript.run(
+        "return ['.streamproof-summary', '#failures', '#case-sse-spec-cr-line-endings']"
+        ".map(q => document.querySelector(q).checkVisibility())"
+    )
+    assert shown == [True, True, True]
+
+
+def test_a_case_is_one_group_with_a_verdict_per_transport(noscript: Browser) -> None:
+    group = noscript.run(
+        SECTION + "return {title: s.querySelector('h3').innerText,"
+        " heads: [...s.querySelectorAll('table.verdicts th')].map(c => c.innerText),"
+        " verdicts: [...s.querySelectorAll('tr.verdict-row td')].map(c => c.innerText),"
+        " about: s.querySelector('dl.about').innerText,"
+        " open: [...s.querySelectorAll('details.transport')].map(d => d.open)}",
+        "case-sse-spec-cr-line-endings",
+    )
+    assert group["title"] == f"must {CASE}: lone CR line endings frame events like LF"
+    assert (group["heads"], group["verdicts"]) == (["whole", "lines"], ["crash", "crash"])
+    for label in ("explanation", "tags", "provenance", "spec", "semantics §3.1", "documented"):
+        assert label in group["about"]
+    assert group["open"] == [True, False]  # the first failing transport is open
+
+
+def test_the_differing_paths_are_marked_and_an_absent_key_shown(noscript: Browser) -> None:
+    marked = noscript.run(
+        SECTION + "const t = s.querySelector('details.transport table.compare');"
+        "return [...t.querySelectorAll('td')].map(td => [...td.querySelectorAll('span.diff')]"
+        "  .filter(e => e.checkVisibility()).map(e => e.innerText.trim()))",
+        "case-sse-spec-event-error-with-json-error-object",
+    )
+    expected, actual = marked
+    assert expected[0] == '"status": "error",' and '"error": {' in expected
+    assert actual == ['"status": "complete",', '"error": <absent>']
+
+
+def test_the_wire_window_marks_reads_and_folds_the_rest(noscript: Browser) -> None:
+    anchor = "case-sse-spec-cr-line-endings"
+    lines = "details.transport[data-transport=lines]"
+    if not noscript.run(SECTION + f"return s.querySelector('{lines}').open", anchor):
+        noscript.click(
+            noscript.run(SECTION + f"return s.querySelector('{lines} > summary')", anchor)
+        )
+    wire = noscript.run(
+        SECTION + f"const w = s.querySelector('{lines} .wire');"
+        "return {window: w.querySelector('pre.window').innerText,"
+        " focus: w.querySelector('mark').innerText,"
+        " folded: [...w.querySelectorAll('details')].map(f => [f.open,"
+        "   f.querySelector('pre').checkVisibility(), f.querySelector('pre').textContent])}",
+        anchor,
+    )
+    assert wire["focus"] == "data: [DONE]\\r\n¦\\r\n"  # the end of the body: it crashed
+    assert "\\r\n¦\\r\n¦data: {" in wire["window"] and "\r" not in wire["window"]
+    ((opened, visible, before),) = wire["folded"]  # the window runs to the end of the body
+    assert not opened and not visible and before.startswith("data: {") and "¦" not in before
+    # A fold opens with a click on its summary, no script needed.
+    summary = noscript.run(
+        SECTION + f"return s.querySelector('{lines} .wire details summary')", anchor
+    )
+    noscript.click(summary)
+    assert noscript.run(
+        SECTION + f"return s.querySelector('{lines} .wire details pre').checkVisibility()", anchor
+    )
+
+
+def save(noscript: Browser, selector: str, name: str, tmp: Path) -> Path:
+    """A screenshot of one element, under docs/images/ when STREAMPROOF_SCREENSHOTS is set."""
+    folder = IMAGES if os.environ.get("STREAMPROOF_SCREENSHOTS") else tmp
+    element = noscript.run(
+        f"const e = document.querySelector('{selector}');e.scrollIntoView(); return e"
+    )
+    data = base64.b64decode(noscript.command("GET", f"/element/{element[ELEMENT]}/screenshot"))
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
+def test_screenshots_of_the_summary_and_a_failing_case(noscript: Browser, tmp_path: Path) -> None:
+    noscript.command("POST", "/window/rect", {"width": 1100, "height": 1400})
+    noscript.open(noscript.run("return location.href"))  # folds as the page ships them
+    shots = [
+        save(noscript, ".streamproof-summary", "report-summary.png", tmp_path),
+        save(
+            noscript,
+            "#case-sse-spec-event-error-with-json-error-object",
+            "report-failure.png",
+            tmp_path,
+        ),
+    ]
+    for shot in shots:
+        data = shot.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert 600 <= width <= 1100 and 150 <= height <= 1400, (shot.name, width, height)
+        assert len(data) < 250_000

@@ -251,6 +251,13 @@ class StreamproofSession:
 
     # -- reporting --------------------------------------------------------
 
+    # What the HTML report gathers from its rows, which may come from xdist
+    # workers: the outcomes of failing runs (a Result that crossed a process
+    # boundary no longer has one) and the adapter's own name.
+    _html_outcomes: dict[tuple[str, str], Any] | None = None
+    _html_name: str | None = None
+    _html_report: Any = None
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
@@ -263,14 +270,21 @@ class StreamproofSession:
         report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
         # pytest-html is active when its --html option is set, whatever name
         # it was registered under (an entry point, or -p pytest_html.plugin).
-        if result.verdict in _FAILING and self.config.getoption("htmlpath", None):
+        if not self.config.getoption("htmlpath", None):
+            return
+        if self._engine is not None:
+            report.streamproof_adapter = self._engine.process.name
+        if result.verdict in _FAILING:
             from pytest_html import extras
 
             from .reporting.fragments import failure_html
 
+            report.streamproof_outcome = result.outcome
             report.extras = [
                 *getattr(report, "extras", []),
-                extras.html(failure_html(result, self.reproducing_seed(result))),
+                extras.html(
+                    failure_html(result, spec=self.spec, seed=self.reproducing_seed(result))
+                ),
             ]
 
     def reproducing_seed(self, result: Result) -> int:
@@ -287,6 +301,25 @@ class StreamproofSession:
             return f"random {seed_words(self.seeds)}"
         return f"random seed {self.seed}"
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+        name = getattr(report, "streamproof_adapter", None)
+        if name:
+            self._html_name = str(name)
+        run = dict(report.user_properties).get(_PROPERTY)
+        if run is not None and getattr(report, "streamproof_outcome", None) is not None:
+            if self._html_outcomes is None:
+                self._html_outcomes = {}
+            ran = json.loads(str(run))
+            self._html_outcomes[(ran["case"], ran["transport"])] = report.streamproof_outcome
+        longrepr = report.longrepr
+        if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
+            # pytest keeps a skip as (file, line, message); a reader wants the message.
+            from html import escape
+
+            reason = str(longrepr[2]).removeprefix("Skipped: ")
+            data[:] = [escape(f"skipped: {reason} (see the skips by capability in the summary)")]
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
             if name == _PROPERTY:
@@ -297,20 +330,34 @@ class StreamproofSession:
     def pytest_html_results_summary(
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
-        from .reporting.fragments import summary_html
+        from .reporting.fragments import failures_html, summary_html
 
+        name = self._html_name or self.adapter_name
+        if self._html_report is not None:
+            self._html_report.title = f"streamproof: {name} on corpus {self.corpus.version}"
         prefix.append(
             summary_html(
                 self.results,
-                adapter=self.adapter_name,
+                adapter=name,
                 corpus=self.corpus.version,
                 seed=self.seed if "random" in self.transports else None,
                 seeds=self.seeds if "random" in self.transports else None,
             )
         )
+        postfix.append(
+            failures_html(
+                self.results,
+                self._html_outcomes or {},
+                spec=self.spec,
+                seed=self.seed,
+                corpus_root=self.corpus.root,
+            )
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:
+        # The adapter's own name is known once it has run; the summary sets it.
+        self._html_report = report
         report.title = f"streamproof: {self.adapter_name} on corpus {self.corpus.version}"
 
     @pytest.hookimpl(tryfirst=True)

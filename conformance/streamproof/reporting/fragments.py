@@ -1,28 +1,32 @@
 """HTML fragments for the pytest-html report, rendered through jinja2 templates.
 
-The summary groups verdicts by severity, capability, provider and transport;
-a failure shows its first divergence, expected against actual, and the wire
-view of the body with the transport's reads marked.
+pytest-html builds its result rows with JavaScript; its summary is plain HTML.
+So the summary carries what a reader needs without scripts: the verdicts by
+severity, capability, provider and transport, then the failures grouped by
+case (``failure_groups``), the skips by missing capability and the quirks the
+failures name. A failing row's own extra is short: the commands that rerun
+it and a link to its case (its log already shows the divergence). The styles
+come once, with the summary.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from html import escape
+from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
+from ..corpus.quirks import load_quirks
 from ..harness.engine import Result, Verdict
-from ..harness.transports import boundaries
 from .coverage import coverage_line
+from .failure_groups import anchor, case_groups, reproduce, skipped_by_capability
 from .render import template
 from .results import coverage_of
-from .wire import wire_view
 
-__all__ = ["WIRE_LIMIT", "failure_html", "summary_html"]
-
-# A failure's wire view stops here so a large case does not bloat the report.
-WIRE_LIMIT = 6_000
+__all__ = ["failure_html", "failures_html", "summary_html"]
 _ORDER = [v.value for v in Verdict]
 
 
@@ -67,25 +71,44 @@ def summary_html(
     )
 
 
-def failure_html(result: Result, seed: int) -> str:
+def _text(value: str) -> Markup:
+    """``value`` escaped for an element's content: ``&``, ``<`` and ``>`` only."""
+    return Markup(escape(value, quote=False))
+
+
+def failure_html(result: Result, *, spec: str, seed: int) -> str:
+    """A failing row's extra: how to rerun it, and a link to its case in the
+    failures by case (styles and details are there, once)."""
     case = result.case
-    ends = boundaries(case.body, result.transport, seed=seed, case_dir=case.dir)
-    expected: Any = case.data.get("expected", case.data.get("expected_any"))
     return template("failure.html.j2", trim=False).render(
-        verdict=result.verdict.value,
-        severity=case.severity,
         case_id=case.id,
-        transport=result.transport,
-        title=case.title,
-        first_divergence=result.first_divergence,
-        expected=json.dumps(expected, indent=2, ensure_ascii=False),
-        actual=(
-            json.dumps(result.outcome, indent=2, ensure_ascii=False)
-            if result.outcome is not None
-            else "(no outcome)"
-        ),
-        body_name=case.data["response"]["body"],
-        body_size=len(case.body),
-        wire=wire_view(case.body, ends, limit=WIRE_LIMIT),
-        reads="delivered in one read" if len(ends) <= 1 else f"{len(ends)} reads, marked ¦",
+        commands=reproduce(case.id, result.transport, spec, seed),
+        anchor=anchor(case.id),
+    )
+
+
+def failures_html(
+    results: Iterable[Result],
+    outcomes: Mapping[tuple[str, str], Any],
+    *,
+    spec: str,
+    seed: int,
+    corpus_root: Path,
+) -> str:
+    """The failures grouped by case, the skips by capability, and the quirks
+    the failing cases name, as plain HTML for the report's summary."""
+    results = list(results)
+    catalogue, _ = load_quirks(corpus_root)
+    known = catalogue.quirks if catalogue is not None else {}
+    groups = case_groups(results, outcomes, spec=spec, seed=seed, quirks=known)
+    named = sorted({tag for g in groups for tag, quirk in g.tags if quirk})
+    return template("failures.html.j2").render(
+        text=_text,
+        groups=groups,
+        failed_runs=sum(len(g.runs) for g in groups),
+        skipped=skipped_by_capability(results),
+        quirks=[
+            {"id": q, "severity": known[q]["severity"], "description": known[q]["description"]}
+            for q in named
+        ],
     )

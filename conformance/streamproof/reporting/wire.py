@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["terminal_safe", "visible", "wire_view"]
+import re
+from dataclasses import dataclass
+
+__all__ = ["WireWindow", "event_spans", "terminal_safe", "visible", "wire_view", "wire_window"]
 
 _NAMED = {0x0D: "\\r", 0x0A: "\\n", 0x00: "\\0", 0x09: "\\t"}
 
@@ -79,3 +82,115 @@ def wire_view(body: bytes, ends: list[int] | None = None, *, limit: int = 20_000
     if len(body) > limit:
         text += f"\n… {len(body) - limit} more bytes not shown"
     return text
+
+
+# An SSE event ends with a blank line: a line end right after a line end
+# (WHATWG HTML "Server-sent events", "Interpreting an event stream").
+_BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+
+
+def event_spans(body: bytes) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each event of ``body``, the blank line included.
+
+    A body that is not an event stream is one span; so is a tail that no
+    blank line closes.
+    """
+    spans, start = [], 0
+    for match in _BLANK_LINE.finditer(body):
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(body) or not spans:
+        spans.append((start, len(body)))
+    return spans
+
+
+@dataclass(frozen=True)
+class WireWindow:
+    """The body around one byte: the event that holds it, a few events each
+    side with the reads marked, and the rest as text shown only on request."""
+
+    at: int  # the byte the window is centred on
+    start: int  # the window is body[start:stop]; the focus event body[focus_start:focus_stop]
+    stop: int
+    focus_start: int
+    focus_stop: int
+    before: str  # body[:start] made visible, its head cut past the limit
+    lead: str  # the window up to the focus event, reads marked with ¦
+    focus: str
+    tail: str  # the window after the focus event
+    after: str  # body[stop:] made visible, its end cut past the limit
+    reads: int  # read boundaries marked inside the window
+
+
+def _marked(body: bytes, start: int, stop: int, ends: list[int]) -> tuple[str, int]:
+    """``body[start:stop]`` made visible with ``¦`` at each read end inside it."""
+    cuts = [e for e in ends if start < e < stop]
+    parts, at = [], start
+    for end in [*cuts, stop]:
+        parts.append(visible(body[at:end], body[end : end + 1]))
+        at = end
+    return "¦".join(parts), len(cuts)
+
+
+def wire_window(
+    body: bytes,
+    ends: list[int] | None,
+    at: int,
+    *,
+    around: int = 2,
+    window: int = 1_600,
+    rest: int = 2_000,
+) -> WireWindow:
+    """The body centred on byte ``at``: its event and ``around`` events each side.
+
+    The window keeps to about ``window`` bytes (fewer events when they are
+    long; a slice around ``at`` when one event is longer); the bytes before
+    and after it are made visible without read marks, at most ``rest`` bytes
+    of each, the part nearest the window.
+    """
+    at = max(0, min(at, len(body) - 1))
+    spans = event_spans(body)
+    index = next(i for i, (a, b) in enumerate(spans) if a <= at < b or b == len(body))
+    focus_start, focus_stop = spans[index]
+    if focus_stop - focus_start > window:  # one long event, or a body that is no stream
+        focus_start = max(focus_start, at - window // 2)
+        focus_stop = min(focus_stop, focus_start + window)
+    start, stop = focus_start, focus_stop
+    for step in range(1, around + 1):
+        if index - step >= 0 and stop - spans[index - step][0] <= window:
+            start = spans[index - step][0]
+        if index + step < len(spans) and spans[index + step][1] - start <= window:
+            stop = spans[index + step][1]
+    marks = ends or []
+    lead, n_lead = _marked(body, start, focus_start, marks)
+    focus, n_focus = _marked(body, focus_start, focus_stop, marks)
+    tail, n_tail = _marked(body, focus_stop, stop, marks)
+    # A read that ends where the focus event starts or stops is marked too.
+    seams = [
+        start < focus_start and focus_start in marks,
+        focus_stop < stop and focus_stop in marks,
+    ]
+    if seams[0]:
+        lead += "¦"
+    if seams[1]:
+        focus += "¦"
+    head = max(0, start - rest)
+    before = visible(body[head:start], body[start : start + 1])
+    if head:
+        before = f"… {head} earlier bytes not shown\n" + before
+    after = visible(body[stop : stop + rest])
+    if len(body) - stop > rest:
+        after += f"\n… {len(body) - stop - rest} more bytes not shown"
+    return WireWindow(
+        at,
+        start,
+        stop,
+        focus_start,
+        focus_stop,
+        before,
+        lead,
+        focus,
+        tail,
+        after,
+        n_lead + n_focus + n_tail + sum(seams),
+    )
