@@ -26,7 +26,9 @@ def _load() -> ModuleType:
 breadth = _load()
 
 
-def _case(root: Path, case_id: str, expected: dict, body: bytes, *, status: int = 200, observed: str) -> None:
+def _case(
+    root: Path, case_id: str, expected: dict, body: bytes, *, status: int = 200, observed: str
+) -> None:
     folder = root / "cases" / case_id
     folder.mkdir(parents=True)
     name = "response.sse" if body.startswith(b"data:") else "response.json"
@@ -47,19 +49,20 @@ def test_the_readme_table_is_current() -> None:
 
 
 def test_check_fails_on_a_stale_table(tmp_path: Path) -> None:
-    _case(tmp_path, "acme/one", {"choices": [{"content": "hi"}]}, b'data: {"id":"a"}\n\n', observed="2026-01-02")
+    text = {"choices": [{"content": "hi"}]}
+    _case(tmp_path, "acme/one", text, b'data: {"id":"a"}\n\n', observed="2026-01-02")
     (tmp_path / "README.md").write_text("# corpus\n", encoding="utf-8")
     run = [sys.executable, str(SCRIPT), "--corpus", str(tmp_path)]
     assert subprocess.run([*run, "--check"], capture_output=True).returncode == 1
     assert subprocess.run([*run, "--write"], capture_output=True).returncode == 0
     assert subprocess.run([*run, "--check"], capture_output=True).returncode == 0
-    assert "| acme | 1 | text (1) | 1 | 2026-01-02 |" in (tmp_path / "README.md").read_text(encoding="utf-8")
+    written = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert "| acme | 1 | text (1) | 1 | 2026-01-02 |" in written
 
 
 def test_a_missing_corpus_is_a_one_line_error(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--corpus", str(tmp_path / "nowhere")], capture_output=True, text=True
-    )
+    command = [sys.executable, str(SCRIPT), "--corpus", str(tmp_path / "nowhere")]
+    done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "no such folder" in done.stderr
 
@@ -75,7 +78,8 @@ def test_scenarios_shapes_and_dates_per_provider(tmp_path: Path) -> None:
         ],
         "usage": {"total_tokens": 3},
     }
-    _case(tmp_path, "acme/tools", two_calls, b'data: {"id":"a","choices":[]}\n\n', observed="2025-03")
+    stream = b'data: {"id":"a","choices":[]}\n\n'
+    _case(tmp_path, "acme/tools", two_calls, stream, observed="2025-03")
     _case(
         tmp_path,
         "acme/n2-length",
@@ -83,12 +87,22 @@ def test_scenarios_shapes_and_dates_per_provider(tmp_path: Path) -> None:
         b'data: {"choices":[],"id":"a"}\n\ndata: [DONE]\n\n',
         observed="2026-02-01",
     )
-    _case(tmp_path, "acme/http", {"status": "error"}, b'{"error": {}}', status=429, observed="2024-12-31")
-    _case(tmp_path, "generic/ignored", {"status": "error"}, b'data: {"error":{}}\n\n', observed="2020-01-01")
+    error = {"status": "error"}
+    _case(tmp_path, "acme/http", error, b'{"error": {}}', status=429, observed="2024-12-31")
+    _case(tmp_path, "generic/ignored", error, b'data: {"error":{}}\n\n', observed="2020-01-01")
     (row,) = breadth.breadth(tmp_path / "cases")
     assert row["provider"] == "acme" and row["cases"] == 3
-    assert row["scenarios"] == {"parallel tool calls", "reasoning", "usage", "n>1", "text", "length", "http error"}
+    assert row["scenarios"] == {
+        "parallel tool calls",
+        "reasoning",
+        "usage",
+        "n>1",
+        "text",
+        "length",
+        "http error",
+    }
     assert len(row["shapes"]) == 3  # two stream layouts and one JSON body
     table = breadth.table([row])
-    assert "2024-12-31 – 2026-02-01" in table
-    assert "| acme | 3 | text, parallel tool calls, n>1, reasoning, length, usage, http error (7) | 3 |" in table
+    assert "2024-12-31 to 2026-02-01" in table
+    names = "text, parallel tool calls, n>1, reasoning, length, usage, http error (7)"
+    assert f"| acme | 3 | {names} | 3 |" in table
