@@ -85,6 +85,7 @@ class Result:
         return bool(self.seeds and self.seeds["failing"] and self.seeds["passing"])
 
     output: str = ""  # what the adapter printed during this case (its last 64 KiB)
+    traceback: str = ""  # for a crash the adapter reported: where it raised (adapter frames)
 
     @property
     def first_divergence(self) -> str:
@@ -105,6 +106,7 @@ class Result:
             data["seconds"],
             seeds=data.get("seeds"),
             output=data.get("output", ""),
+            traceback=data.get("traceback", ""),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -123,6 +125,8 @@ class Result:
             data["seeds"] = self.seeds
         if self.output:
             data["output"] = self.output
+        if self.traceback:
+            data["traceback"] = self.traceback
         return data
 
 
@@ -264,6 +268,7 @@ class Engine:
                 message=reply.message,
                 seconds=seconds,
                 output=reply.output,
+                traceback=reply.traceback,
             )
         # Incremental delivery is checked in-process only (CONTRACT §2): over a
         # socket nobody knows how many bytes the client had read.

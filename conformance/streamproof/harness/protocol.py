@@ -65,6 +65,10 @@ def close_all() -> None:
 atexit.register(close_all)
 
 
+# A crash's traceback is kept up to this many characters (its innermost end).
+TRACEBACK_LIMIT = 16 * 1024
+
+
 @dataclass(frozen=True)
 class Reply:
     """What came back for one case: an outcome, or why there is none."""
@@ -73,6 +77,7 @@ class Reply:
     outcome: Any = None
     message: str = ""
     output: str = ""  # what the adapter printed while it ran this case (bounded)
+    traceback: str = ""  # where the adapter raised, for a crash it reported
 
 
 class _Dead(Exception):
@@ -242,7 +247,9 @@ class AdapterProcess:
         output = self._output(mark)
         if "crash" in reply:
             crash = _one_line(reply["crash"]) or "the adapter reported a crash with no message"
-            return Reply("crash", message=crash, output=output)
+            frames = reply.get("traceback")
+            shown = frames[-TRACEBACK_LIMIT:] if isinstance(frames, str) else ""
+            return Reply("crash", message=crash, output=output, traceback=shown)
         if "invalid" in reply:
             invalid = _one_line(reply["invalid"]) or "the adapter's outcome is invalid"
             return Reply("invalid", message=invalid, output=output)

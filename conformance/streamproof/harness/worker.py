@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -68,6 +69,30 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+# Frames inside these folders are the harness's own, not the adapter's: a crash's
+# traceback shows where the adapter and the library it drives raised.
+_HARNESS = (
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.join(os.path.dirname(os.path.abspath(os.__file__)), "asyncio") + os.sep,
+)
+#: At most this many frames (the innermost) travel with a crash.
+TRACEBACK_FRAMES = 30
+
+
+def adapter_traceback(exc: BaseException) -> str:
+    """``exc``'s traceback as text, harness frames left out, innermost last."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if not frame.filename.startswith(_HARNESS)
+    ][-TRACEBACK_FRAMES:]
+    if not frames:
+        return ""
+    lines = traceback.format_list(frames)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip("\n")
+
+
 def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
     """The reply to one case: its outcome, or why there is none.
 
@@ -80,7 +105,11 @@ def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
     try:
         outcome = produce()
     except Exception as exc:  # the adapter's (or its client's) fault: a crash verdict
-        return {"seq": seq, "crash": _one_line(exc)}
+        reply = {"seq": seq, "crash": _one_line(exc)}
+        frames = adapter_traceback(exc)
+        if frames:
+            reply["traceback"] = frames
+        return reply
     problem = first_problem(outcome)
     if problem:
         return {"seq": seq, "crash": f"outcome is not strict JSON: {problem}"}

@@ -75,10 +75,10 @@ def coverage_line(severity: str, figures: Mapping[str, Any]) -> str:
     """``must 307 passed of 307 scored (1151 case runs; 844 skipped: http_error 192, …)``."""
     head = f"{severity} {figures['passed']} passed of {figures['scored']} scored"
     if not figures["skipped"]:
-        return f"{head} ({figures['runs']} case runs, none skipped)"
+        return f"{head} ({_runs(figures['runs'])}, none skipped)"
     reasons = ", ".join(f"{name} {n}" for name, n in figures["skipped_lacking"].items())
     why = f": {reasons}" if reasons else ""
-    return f"{head} ({figures['runs']} case runs; {figures['skipped']} skipped{why})"
+    return f"{head} ({_runs(figures['runs'])}; {figures['skipped']} skipped{why})"
 
 
 def nothing_scored(figures: Mapping[str, Any], transports: Sequence[str] = ()) -> str | None:
@@ -97,3 +97,7 @@ def nothing_scored(figures: Mapping[str, Any], transports: Sequence[str] = ()) -
         f"nothing was scored: all {runs} case runs were skipped for capabilities "
         f"the adapter lacks ({reasons or 'none named'})"
     )
+
+
+def _runs(count: int) -> str:
+    return f"{count} case run" + ("" if count == 1 else "s")

@@ -50,6 +50,8 @@ class FailedRun:
     actual: list[Line] | None  # None: the adapter gave no outcome (a crash, a timeout)
     wire: WireWindow
     located: str  # how the window's centre was found
+    traceback: str = ""  # where the adapter raised (a crash it reported)
+    output: str = ""  # what the adapter printed during this run (bounded)
     same_as: str | None = None  # an earlier transport with the same expected and actual
 
 
@@ -164,6 +166,8 @@ def _failed_run(result: Result, outcome: Any, spec: str, seed: int) -> FailedRun
         actual=None if outcome is None else json_lines(outcome, marked, absent),
         wire=wire_window(case.body, ends, place.at),
         located=place.how,
+        traceback=result.traceback,
+        output=result.output,
     )
 
 

@@ -60,6 +60,8 @@ def print_summary(
                 f"{result.first_divergence}"
             )
             stream.write(terminal_safe(line) + "\n")
+            for extra in _details(result):
+                stream.write(terminal_safe(extra) + "\n")
     s = summarize(results)
     parts = [f"{s['passed']} passed", f"{s['failed']} failed"]
     parts += [
@@ -74,3 +76,26 @@ def print_summary(
     for severity, figures in by_severity.items():
         if figures["runs"]:
             stream.write(f"  {coverage_line(severity, figures)}\n")
+
+
+#: A crash shows this many innermost lines of its traceback; a failure this many
+#: last lines of what the adapter printed. The JSON and HTML keep them whole.
+TRACEBACK_LINES = 6
+OUTPUT_LINES = 5
+
+
+def _details(result: Result) -> list[str]:
+    """The end of the adapter's traceback and of its printed output, indented."""
+    lines: list[str] = []
+    if result.traceback:
+        frames = result.traceback.splitlines()
+        cut = len(frames) > TRACEBACK_LINES
+        lines += ["  traceback" + (" (innermost lines)" if cut else "") + ":"]
+        lines += [f"    {line}" for line in frames[-TRACEBACK_LINES:]]
+    if result.output.strip():
+        printed = result.output.rstrip("\n").splitlines()
+        cut = len(printed) > OUTPUT_LINES
+        lines += ["  adapter printed" + (" (last lines)" if cut else "") + ":"]
+        lines += [f"    {line}" for line in printed[-OUTPUT_LINES:]]
+    return lines
+
