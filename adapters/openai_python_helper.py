@@ -1,4 +1,4 @@
-"""Adapter for the OpenAI Python SDK's streaming helper, ``chat.completions.stream()``.
+"""Adapter for the OpenAI Python SDK's helpers, ``chat.completions.stream()`` and ``.parse()``.
 
 This is the helper the SDK's ``helpers.md`` shows: ``with
 client.chat.completions.stream(...) as stream``, iterate its events, then
@@ -7,7 +7,9 @@ adapter (``create(stream=True)`` fed to ``ChatCompletionStreamState``): the
 helper drops every chunk whose ``object`` is not ``"chat.completion.chunk"``
 before accumulating, builds typed events from each chunk, and its final
 completion goes through the SDK's parsing step, which raises for a
-``length`` or ``content_filter`` finish reason.
+``length`` or ``content_filter`` finish reason. A request that does not ask
+for a stream goes through the non-streamed twin of that helper,
+``chat.completions.parse()``, which runs the same parsing step.
 
 The case's bytes reach the SDK through the shared httpx replay transport; the
 translation of a completion is the ``openai-python`` adapter's, loaded from
@@ -18,9 +20,8 @@ Errors translated, as the SDK documents them: ``openai.APIError`` (an HTTP
 error status, an error event in the stream), and
 ``openai.LengthFinishReasonError`` / ``openai.ContentFilterFinishReasonError``
 (raised by ``get_final_completion()``), each with the completion the helper
-had accumulated. Anything else escapes and is a crash. The helper reads
-streams only (``non_streaming`` is not claimed) and does not say whether a
-stream ended cleanly (``truncation`` is not claimed).
+had accumulated. Anything else escapes and is a crash. The helper does not
+say whether a stream ended cleanly (``truncation`` is not claimed).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ _http = load_sibling(__file__, "_httpx_replay.py")
 
 NAME = "openai-python-helper"
 VERSION = openai.__version__
-CAPABILITIES = set(_raw.CAPABILITIES) - {"non_streaming"}
+CAPABILITIES = set(_raw.CAPABILITIES)
 _FINISH_ERRORS = (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError)
 
 
@@ -62,6 +63,8 @@ def _finish_error(exc: openai.OpenAIError, deltas: list[dict[str, Any]]) -> dict
 def _drive(client: openai.OpenAI, request: dict[str, Any], response: Any) -> dict[str, Any]:
     stream, deltas = None, []
     try:
+        if request.get("stream") is not True:
+            return _raw._outcome(client.chat.completions.parse(**_raw._arguments(request)))
         with client.chat.completions.stream(**_raw._arguments(request)) as stream:
             for event in stream:
                 if event.type == "chunk":

@@ -77,7 +77,7 @@ def test_handshake_names_the_library_and_its_places(engines: dict[str, Engine]) 
         ),
         RESULT: (
             f"{locked('ai')} (@ai-sdk/openai-compatible {locked('@ai-sdk/openai-compatible')})",
-            common | {"reasoning", "metadata", "incremental"},
+            common | {"reasoning", "non_streaming", "metadata", "incremental"},
             False,
         ),
     }
@@ -120,6 +120,10 @@ CASES: list[tuple[str, str, Verdict, str]] = [
     (RESULT, TOOL_CALL, Verdict.FAIL, """want '{"city": "Paris"}', got '{"city":"Paris"}'"""),
     (RESULT, NO_FINISH, Verdict.FAIL, "status: want 'complete'"),
     (RESULT, "openai/refusal-stream-2024", Verdict.SKIP, "adapter lacks refusal"),
+    # A request without stream: true goes through generateText.
+    (RESULT, "cerebras/non-streamed-reasoning-field", Verdict.PASS, ""),
+    (RESULT, "generic/non-streamed-tool-calls", Verdict.PASS, ""),
+    (RESULT, "openrouter/http-404-no-endpoints-found", Verdict.PASS, ""),
 ]
 
 
@@ -179,6 +183,13 @@ def test_the_result_reports_the_raw_finish_reason_usage_and_the_typed_tool_call(
         "type": "function",
         "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
     }
+
+
+def test_generate_text_reads_the_same_fields_without_deltas(run: Run) -> None:
+    outcome = outcome_of(run, RESULT, "cerebras/non-streamed-reasoning-field")
+    assert "deltas" not in outcome and outcome["status"] == "complete"
+    (choice,) = outcome["choices"]
+    assert choice["reasoning"] and choice["content"] and choice["finish_reason"] == "stop"
 
 
 def test_deltas_surface_per_read_under_the_bytes_transport(run: Run) -> None:

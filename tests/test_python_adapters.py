@@ -77,8 +77,7 @@ CLAIMED = {
     # Not truncation: the SDK never says whether a stream ended cleanly (test below).
     "openai-python": CAPABILITIES - {"truncation"},
     "openai-python-async": CAPABILITIES - {"truncation"},
-    # The helper reads streams only.
-    "openai-python-helper": CAPABILITIES - {"truncation", "non_streaming"},
+    "openai-python-helper": CAPABILITIES - {"truncation"},
     # Message.refusal is LiteLLM's. Not truncation: a cut stream is an error.
     "litellm": CAPABILITIES - {"truncation"},
     # LangChain keeps a refusal in additional_kwargs and a choice per generation (generate),

@@ -74,6 +74,19 @@ def test_get_final_completion_raises_for_length_and_content_filter(
     assert run("openai-python", respond(body))["status"] == "complete"
 
 
+def test_a_non_streamed_body_goes_through_parse() -> None:
+    outcome = run(HELPER, respond(COMPLETION, headers=JSON, request=NOT_STREAMED))
+    assert outcome == run("openai-python", respond(COMPLETION, headers=JSON, request=NOT_STREAMED))
+    assert outcome["choices"] == [{**CHOICE, "content": "Hi there"}]
+    # parse() runs the same parsing step as get_final_completion(): "length" raises
+    body = json.loads(COMPLETION)
+    body["choices"][0]["finish_reason"] = "length"
+    refused = run(HELPER, respond(json.dumps(body).encode(), headers=JSON, request=NOT_STREAMED))
+    assert refused["status"] == "error"
+    assert refused["choices"] == [{**CHOICE, "content": "Hi there", "finish_reason": "length"}]
+    assert refused["usage"] == {"prompt_tokens": 4, "completion_tokens": 2, "total_tokens": 6}
+
+
 def test_an_http_error_leaves_no_choice() -> None:
     outcome = run(HELPER, respond(RATE_LIMITED, status=429, headers=JSON))
     assert outcome["status"] == "error" and outcome["choices"] == []

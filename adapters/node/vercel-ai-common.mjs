@@ -35,12 +35,11 @@ function prompt(request) {
 }
 
 /**
- * streamText over @ai-sdk/openai-compatible, the case reaching the provider
- * through its documented `fetch` option; the request's tools declared as an
- * application would (without execute), so their calls come back as calls.
- * `onError` gets each error the SDK reports through its onError callback.
+ * The call as an application makes it: @ai-sdk/openai-compatible with the case
+ * as its documented `fetch` option, the request's plain-text turns, its tools
+ * declared without execute (so their calls come back as calls), no retries.
  */
-export function startStream(response, onError = () => {}) {
+export function callOptions(response) {
   const request = response.request;
   const provider = createOpenAICompatible({
     name: 'streamproof',
@@ -48,13 +47,17 @@ export function startStream(response, onError = () => {}) {
     apiKey: 'streamproof',
     fetch: replayFetch(response),
   });
-  return streamText({
+  return {
     model: provider(request.model ?? 'model'),
     ...prompt(request),
     tools: declaredTools(request),
     maxRetries: 0,
-    onError: ({ error }) => onError(error),
-  });
+  };
+}
+
+/** streamText with callOptions; `onError` gets each error its onError callback reports. */
+export function startStream(response, onError = () => {}) {
+  return streamText({ ...callOptions(response), onError: ({ error }) => onError(error) });
 }
 
 const text = (value) => (typeof value === 'string' ? value : null);

@@ -21,11 +21,13 @@
 // text textStream handed out before it. The SDK shows only choices[0], no
 // role, merges a refusal into the text and reports a stream that ends without
 // a finish reason as an error: role, refusal, multiple_choices and truncation
-// are not claimed. Non-streamed bodies belong to generateText.
+// are not claimed. A request that does not ask for a stream goes through
+// generateText with the same options; its result has the same fields, read
+// the same way, and it throws what it fails with (no deltas).
 
-import { describe, startStream, VERSION } from './vercel-ai-common.mjs';
+import { callOptions, describe, startStream, VERSION } from './vercel-ai-common.mjs';
 import { serve } from './protocol.mjs';
-import { AISDKError } from 'ai';
+import { AISDKError, generateText } from 'ai';
 
 function toolCall(call, index) {
   const { toolCallId: id, toolName: name, input } = call;
@@ -33,7 +35,33 @@ function toolCall(call, index) {
   return { index, id, type: 'function', function: { name, arguments: args } };
 }
 
+/** The result's fields (settled promises, or generateText's values) as the outcome. */
+function fromResult(outcome, [text, toolCalls, finish, usage, step]) {
+  const choice = {
+    index: 0,
+    content: text,
+    reasoning: step?.reasoningText ?? null,
+    finish_reason: finish ?? null,
+    tool_calls: toolCalls.map(toolCall),
+  };
+  const id = step?.response?.id ?? null;
+  const model = step?.response?.modelId ?? null;
+  return { ...outcome, choices: [choice], usage: usage?.raw ?? null, id, model };
+}
+
+async function generate(response) {
+  try {
+    const result = await generateText(callOptions(response));
+    const { text, toolCalls, rawFinishReason, usage, finalStep } = result;
+    return fromResult({ status: 'complete' }, [text, toolCalls, rawFinishReason, usage, finalStep]);
+  } catch (thrown) {
+    if (!AISDKError.isInstance(thrown)) throw thrown;
+    return { status: 'error', error: describe(thrown), choices: [], usage: null };
+  }
+}
+
 async function parse(response) {
+  if (response.request.stream !== true) return generate(response);
   let error = null;
   const result = startStream(response, (reported) => {
     error ??= reported;
@@ -63,21 +91,7 @@ async function parse(response) {
     const choices = streamed ? [{ index: 0, content: streamed }] : [];
     return { ...outcome, choices, usage: null, id: null, model: null };
   }
-  const [text, toolCalls, finish, usage, step] = settled;
-  const choice = {
-    index: 0,
-    content: text,
-    reasoning: step?.reasoningText ?? null,
-    finish_reason: finish ?? null,
-    tool_calls: toolCalls.map(toolCall),
-  };
-  return {
-    ...outcome,
-    choices: [choice],
-    usage: usage?.raw ?? null,
-    id: step?.response?.id ?? null,
-    model: step?.response?.modelId ?? null,
-  };
+  return fromResult(outcome, settled);
 }
 
 serve({
@@ -85,7 +99,7 @@ serve({
   version: VERSION,
   capabilities: [
     'content', 'finish_reason', 'usage', 'tool_calls', 'reasoning', 'stream_error', 'http_error',
-    'metadata', 'incremental',
+    'non_streaming', 'metadata', 'incremental',
   ],
   parse,
 });
