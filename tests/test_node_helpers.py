@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -198,3 +201,19 @@ def test_deltas_surface_per_read_under_the_bytes_transport(run: Run) -> None:
         deltas = outcome_of(run, name, PER_EVENT)["deltas"]
         assert deltas and all(0 < d["at_byte"] < len(body) for d in deltas[:-1])
         assert [d["at_byte"] for d in deltas] == sorted(d["at_byte"] for d in deltas)
+
+
+def test_the_helper_over_http_gives_the_in_process_verdicts(tmp_path: Path) -> None:
+    verdicts = []
+    cases = [PLAIN, HTTP_429, NO_FINISH, "openai/error-object-mid-stream", CORRUPT]
+    for extra in ([], ["--http"]):
+        out = tmp_path / f"out{len(extra)}.json"
+        command = [sys.executable, "-m", "streamproof", "run", "--adapter", HELPER]
+        command += ["--transport", "whole", *[a for c in cases for a in ("--case", c)]]
+        command += [*extra, "--json", str(out)]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert proc.returncode == 1, proc.stderr
+        results = json.loads(out.read_text(encoding="utf-8"))["results"]
+        verdicts.append({r["case"]: r["verdict"] for r in results})
+    assert verdicts[0] == verdicts[1]
+    assert (verdicts[1][NO_FINISH], verdicts[1][CORRUPT]) == ("fail", "crash")

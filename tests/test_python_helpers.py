@@ -10,6 +10,9 @@ the body, checked by hand against ``openai/lib/streaming/chat/_completions.py`` 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,6 +111,32 @@ def test_two_choices_keep_their_index() -> None:
     assert outcome["status"] == "error"
     assert [(c["index"], c["content"]) for c in outcome["choices"]] == [(0, "Aa"), (1, "Bb")]
     assert [d["choice"] for d in outcome["deltas"]] == [0, 1, 1, 0]
+
+
+# Over real HTTP (call): the same verdicts as in-process, a crash of the helper included.
+HTTP_CASES = [
+    "generic/finish-without-done",
+    "generic/http-429-json",
+    "openai/error-object-mid-stream",
+    "openai/finish-length",
+    "generic/json-split-mid-object-across-reads",
+]
+
+
+def test_call_over_http_gives_the_in_process_verdicts(tmp_path: Path) -> None:
+    verdicts = []
+    for extra in ([], ["--http"]):
+        out = tmp_path / f"out{len(extra)}.json"
+        cases = [arg for case in HTTP_CASES for arg in ("--case", case)]
+        command = [sys.executable, "-m", "streamproof", "run", "--adapter", HELPER]
+        command += ["--transport", "whole", *cases, *extra, "--json", str(out)]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert proc.returncode == 1, proc.stderr
+        results = json.loads(out.read_text(encoding="utf-8"))["results"]
+        verdicts.append({r["case"]: r["verdict"] for r in results})
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[1]["openai/finish-length"] == "fail"  # LengthFinishReasonError
+    assert verdicts[1]["generic/json-split-mid-object-across-reads"] == "crash"
 
 
 # --- the places the audit found in LiteLLM and LangChain --------------------------------
