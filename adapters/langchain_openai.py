@@ -1,10 +1,13 @@
-"""Adapter for ``langchain-openai``: ``ChatOpenAI.stream`` and ``ChatOpenAI.invoke``.
+"""Adapter for ``langchain-openai``: ``ChatOpenAI.stream`` and ``ChatOpenAI.generate``.
 
 ``ChatOpenAI`` gets an httpx client whose transport answers with the case's
 reads. Streamed chunks are merged the way LangChain documents it, by adding
 ``AIMessageChunk`` objects; the finish reason, model and id come from the
 message's ``response_metadata``, usage from ``usage_metadata`` (LangChain's
-names, translated to the outcome's). Errors translated: ``openai.APIError``,
+names, translated to the outcome's), a refusal from ``additional_kwargs``
+(where ``_convert_dict_to_message`` puts it). A non-streamed body goes through
+``generate``, whose ``LLMResult.generations`` holds one generation per choice
+(``invoke`` returns the first of them). Errors translated: ``openai.APIError``,
 which LangChain lets through from the SDK it wraps. Anything else is a crash.
 """
 
@@ -16,6 +19,7 @@ from typing import Any
 try:
     import httpx
     import openai
+    from langchain_core.messages import convert_to_messages
     from langchain_openai import ChatOpenAI
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -32,6 +36,8 @@ CAPABILITIES = {
     "finish_reason",
     "usage",
     "tool_calls",
+    "refusal",
+    "multiple_choices",
     "stream_error",
     "http_error",
     "non_streaming",
@@ -59,7 +65,7 @@ def _messages(request: dict[str, Any]) -> list[dict[str, Any]]:
     return list(request.get("messages", []))
 
 
-def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
+def _choice(message: Any, index: int) -> dict[str, Any]:
     meta = message.response_metadata or {}
     # Streamed: LangChain keeps the raw argument fragments in tool_call_chunks.
     # Invoked: the raw calls as the API sent them stay in additional_kwargs.
@@ -95,6 +101,19 @@ def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
             }
             for i, c in enumerate(message.tool_calls or [])
         ]
+    content = message.content if isinstance(message.content, str) else ""
+    return {
+        "index": index,
+        "content": content,
+        "refusal": (message.additional_kwargs or {}).get("refusal"),
+        "finish_reason": meta.get("finish_reason"),
+        "tool_calls": calls,
+    }
+
+
+def _outcome(message: Any, status: str = "complete", others: Any = ()) -> dict[str, Any]:
+    """The outcome of ``message`` (choice 0) and of ``others``, the next choices."""
+    meta = message.response_metadata or {}
     usage = message.usage_metadata
     if isinstance(meta.get("token_usage"), dict):
         usage_out: dict[str, Any] | None = meta["token_usage"]  # as the API sent it
@@ -106,17 +125,9 @@ def _outcome(message: Any, status: str = "complete") -> dict[str, Any]:
         }
     else:
         usage_out = None
-    content = message.content if isinstance(message.content, str) else ""
     return {
         "status": status,
-        "choices": [
-            {
-                "index": 0,
-                "content": content,
-                "finish_reason": meta.get("finish_reason"),
-                "tool_calls": calls,
-            }
-        ],
+        "choices": [_choice(m, i) for i, m in enumerate([message, *others])],
         "usage": usage_out,
         # The response's id as LangChain keeps it (invoke: response_metadata);
         # message.id is LangChain's own run id, not the provider's.
@@ -131,7 +142,10 @@ def parse(response: Any) -> dict[str, Any]:
     merged, deltas = None, []
     try:
         if response.request.get("stream") is not True:
-            return _outcome(model.invoke(messages))
+            # What invoke does with OpenAI-format dicts: convert_to_messages.
+            (generations,) = model.generate([convert_to_messages(messages)]).generations
+            first, *others = [generation.message for generation in generations]
+            return _outcome(first, others=others)
         for chunk in model.stream(messages):
             merged = chunk if merged is None else merged + chunk
             if isinstance(chunk.content, str) and chunk.content:

@@ -44,6 +44,7 @@ CAPABILITIES = {
     "usage",
     "tool_calls",
     "reasoning",
+    "refusal",
     "multiple_choices",
     "stream_error",
     "http_error",
@@ -83,6 +84,9 @@ def _outcome(result: Any, status: str = "complete") -> dict[str, Any]:
                 "role": message.role,
                 "content": message.content,
                 "reasoning": getattr(message, "reasoning_content", None),
+                # Message.refusal (litellm/types/utils.py); LiteLLM deletes the
+                # attribute when the response had none.
+                "refusal": getattr(message, "refusal", None),
                 "finish_reason": choice.finish_reason,
                 "tool_calls": calls,
             }

@@ -25,6 +25,7 @@ os.environ.setdefault("LITELLM_TELEMETRY", "False")
 EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "openai-python": ("openai", ("httpx", "openai")),
     "openai-python-async": ("openai", ("httpx", "openai")),
+    "openai-python-helper": ("openai", ("httpx", "openai")),
     "httpx-sse": ("httpx-sse", ("httpx", "httpx_sse")),
     "sseclient-py": ("sseclient-py", ("sseclient",)),
     "litellm": ("litellm", ("httpx", "openai", "litellm")),
@@ -33,7 +34,8 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 OPENAI = ["openai-python", "openai-python-async"]
 SSE_ONLY = ["httpx-sse", "sseclient-py"]  # an SSE library under _chunk_reader.py
-ALL = [*OPENAI, *SSE_ONLY, "litellm", "langchain-openai", "recipe-requests"]
+HELPERS = ["openai-python-helper"]  # an SDK's own streaming helper, beside its raw stream
+ALL = [*OPENAI, *HELPERS, *SSE_ONLY, "litellm", "langchain-openai", "recipe-requests"]
 
 PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
 
@@ -190,10 +192,17 @@ PLAIN_CHOICE = {
         "role": "assistant",
         "content": "Hello",
         "reasoning": None,
+        "refusal": None,
         "finish_reason": "stop",
         "tool_calls": [],
     },
-    "langchain-openai": {"index": 0, "content": "Hello", "finish_reason": "stop", "tool_calls": []},
+    "langchain-openai": {
+        "index": 0,
+        "content": "Hello",
+        "refusal": None,
+        "finish_reason": "stop",
+        "tool_calls": [],
+    },
     "reference": {
         "index": 0,
         "role": "assistant",
@@ -205,4 +214,5 @@ PLAIN_CHOICE = {
     },
 }
 PLAIN_CHOICE["openai-python-async"] = PLAIN_CHOICE["openai-python"]
+PLAIN_CHOICE["openai-python-helper"] = PLAIN_CHOICE["openai-python"]
 PLAIN_CHOICE["sseclient-py"] = PLAIN_CHOICE["httpx-sse"]

@@ -297,7 +297,13 @@ def test_tool_calls_and_reasoning(name: str) -> None:
 def test_langchain_tool_calls_without_reasoning() -> None:
     outcome = run("langchain-openai", respond(TOOLS_AND_REASONING))
     assert outcome["choices"] == [
-        {"index": 0, "content": "", "finish_reason": "tool_calls", "tool_calls": [WEATHER]}
+        {
+            "index": 0,
+            "content": "",
+            "refusal": None,
+            "finish_reason": "tool_calls",
+            "tool_calls": [WEATHER],
+        }
     ]
 
 
@@ -320,8 +326,11 @@ def test_tool_calls_and_reasoning_without_the_capabilities(name: str) -> None:
             "openai-python-async",
             {**PLAIN_CHOICE["openai-python"], "content": None, "refusal": "I cannot."},
         ),
-        # stream_chunk_builder keeps no refusal
-        ("litellm", {**PLAIN_CHOICE["litellm"], "content": ""}),
+        # LiteLLM's stream passes the refusal of the chunk that carries the role and drops
+        # the next one ("not."): stream_chunk_builder joins what it was given
+        ("litellm", {**PLAIN_CHOICE["litellm"], "content": "", "refusal": "I can"}),
+        # a streamed refusal never reaches the message: _convert_delta_to_message_chunk
+        # keeps no refusal key
         ("langchain-openai", {**PLAIN_CHOICE["langchain-openai"], "content": ""}),
     ],
 )
@@ -356,7 +365,13 @@ def test_langchain_merges_choices_into_one_message() -> None:
     outcome = run("langchain-openai", respond(TWO_CHOICES))
     # AIMessageChunk addition concatenates the text and the metadata strings alike
     assert outcome["choices"] == [
-        {"index": 0, "content": "ABba", "finish_reason": "lengthstop", "tool_calls": []}
+        {
+            "index": 0,
+            "content": "ABba",
+            "refusal": None,
+            "finish_reason": "lengthstop",
+            "tool_calls": [],
+        }
     ]
     assert outcome["model"] == "m-1m-1"
 

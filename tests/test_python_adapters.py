@@ -20,6 +20,7 @@ from adapter_cases import (
     ALL,
     CAFE,
     EXTRAS,
+    HELPERS,
     OPENAI,
     PLAIN,
     PLAIN_CHOICE,
@@ -56,6 +57,7 @@ def test_every_built_in_python_adapter_is_tested_here() -> None:
     [
         ("openai-python", lambda: importlib.metadata.version("openai")),
         ("openai-python-async", lambda: importlib.metadata.version("openai")),
+        ("openai-python-helper", lambda: importlib.metadata.version("openai")),
         ("httpx-sse", lambda: importlib.metadata.version("httpx-sse")),
         ("sseclient-py", lambda: importlib.metadata.version("sseclient-py")),
         ("litellm", lambda: importlib.metadata.version("litellm")),
@@ -75,14 +77,18 @@ CLAIMED = {
     # Not truncation: the SDK never says whether a stream ended cleanly (test below).
     "openai-python": CAPABILITIES - {"truncation"},
     "openai-python-async": CAPABILITIES - {"truncation"},
-    # Not refusal: stream_chunk_builder drops it. Not truncation: a cut stream is an error.
-    "litellm": CAPABILITIES - {"truncation", "refusal"},
-    # LangChain merges choices into one message and keeps no role, reasoning or refusal.
+    "openai-python-helper": CAPABILITIES - {"truncation"},
+    # Message.refusal is LiteLLM's. Not truncation: a cut stream is an error.
+    "litellm": CAPABILITIES - {"truncation"},
+    # LangChain keeps a refusal in additional_kwargs and a choice per generation (generate),
+    # but no role (a message class) and no reasoning (ChatOpenAI does not extract it).
     "langchain-openai": {
         "content",
         "finish_reason",
         "usage",
         "tool_calls",
+        "refusal",
+        "multiple_choices",
         "stream_error",
         "http_error",
         "non_streaming",
@@ -133,7 +139,7 @@ def declared_extras() -> list[str]:
 # --- a plain stream ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", [*OPENAI, *SSE_ONLY, "litellm", "reference"])
+@pytest.mark.parametrize("name", [*OPENAI, *HELPERS, *SSE_ONLY, "litellm", "reference"])
 def test_a_plain_stream_in_two_reads(name: str) -> None:
     outcome = run(name, respond(PLAIN, [SPLIT, len(PLAIN)]))
     if name == "litellm":  # stream_chunk_builder adds a completion_tokens_details of its own

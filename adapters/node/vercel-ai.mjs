@@ -18,69 +18,16 @@
 // is thrown. The SDK shows only choices[0], no role, merges a refusal into
 // the text and reports a stream that ends without a finish reason as an
 // error: role, refusal, multiple_choices and truncation are not claimed.
-// Non-streamed bodies belong to generateText and are not driven here.
+// Non-streamed bodies belong to generateText and are not driven here. The
+// streamText call and the error translation live in vercel-ai-common.mjs,
+// shared with "vercel-ai-result" (the result's promises).
 
-import { replayFetch, serve, versionOf } from './protocol.mjs';
-import { createOpenAICompatible, VERSION as PROVIDER_VERSION } from '@ai-sdk/openai-compatible';
-import { AISDKError, APICallError, StreamProviderError, jsonSchema, streamText, tool } from 'ai';
-
-globalThis.AI_SDK_LOG_WARNINGS = false;
-const BASE_URL = 'http://streamproof.invalid/v1';
-
-function declaredTools(request) {
-  const tools = {};
-  for (const { type, function: fn } of request.tools ?? []) {
-    if (type !== 'function' || !fn?.name) continue;
-    const inputSchema = jsonSchema(fn.parameters ?? { type: 'object', properties: {} });
-    tools[fn.name] = tool({ description: fn.description, inputSchema });
-  }
-  return Object.keys(tools).length ? tools : undefined;
-}
-
-function prompt(request) {
-  // The prompt does not shape the replayed answer: its plain-text turns are enough.
-  const turns = (request.messages ?? []).filter((m) => typeof m.content === 'string');
-  const system = turns.filter((m) => m.role === 'system' || m.role === 'developer');
-  const messages = turns
-    .filter((m) => m.role === 'user' || m.role === 'assistant')
-    .map(({ role, content }) => ({ role, content }));
-  return {
-    instructions: system.length ? system.map((m) => m.content).join('\n') : undefined,
-    messages: messages.length ? messages : [{ role: 'user', content: 'Hello' }],
-  };
-}
-
-const text = (value) => (typeof value === 'string' ? value : null);
-const code = (value) => (typeof value === 'string' || Number.isInteger(value) ? value : null);
-
-function describe(error) {
-  if (APICallError.isInstance(error)) {
-    const detail = error.data?.error ?? {};
-    const { message, statusCode } = error;
-    const http_status = statusCode ?? null;
-    return { message, type: text(detail.type), code: code(detail.code), http_status };
-  }
-  if (StreamProviderError.isInstance(error)) {
-    return { message: error.message, type: text(error.type), code: code(error.code) };
-  }
-  return { message: error instanceof Error ? error.message : String(error) };
-}
+import { describe, startStream, VERSION } from './vercel-ai-common.mjs';
+import { serve } from './protocol.mjs';
+import { AISDKError } from 'ai';
 
 async function parse(response) {
-  const request = response.request;
-  const provider = createOpenAICompatible({
-    name: 'streamproof',
-    baseURL: BASE_URL,
-    apiKey: 'streamproof',
-    fetch: replayFetch(response),
-  });
-  const result = streamText({
-    model: provider(request.model ?? 'model'),
-    ...prompt(request),
-    tools: declaredTools(request),
-    maxRetries: 0,
-    onError() {}, // the parts below carry the errors
-  });
+  const result = startStream(response);
   const seen = { content: '', reasoning: '', finish: null, usage: null, id: null, model: null };
   const inputs = new Map();
   const calls = [];
@@ -131,7 +78,7 @@ async function parse(response) {
 
 serve({
   name: 'vercel-ai',
-  version: `${versionOf('ai')} (@ai-sdk/openai-compatible ${PROVIDER_VERSION})`,
+  version: VERSION,
   capabilities: [
     'content', 'finish_reason', 'usage', 'tool_calls', 'reasoning', 'stream_error', 'http_error',
     'metadata', 'incremental',

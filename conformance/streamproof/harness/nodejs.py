@@ -42,8 +42,10 @@ __all__ = [
 INSTALL_COMMAND = "streamproof setup-node"
 BUILTIN = {
     "node-openai": "openai.mjs",
+    "node-openai-helper": "openai-helper.mjs",
     "eventsource-parser": "eventsource-parser.mjs",
     "vercel-ai": "vercel-ai.mjs",
+    "vercel-ai-result": "vercel-ai-result.mjs",
     "recipe-fetch": "recipe-fetch.mjs",
 }
 RUNTIME_MAJOR = 22
