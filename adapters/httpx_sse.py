@@ -17,7 +17,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"the httpx-sse adapter needs httpx-sse ({exc}); "
-        "install it with: pip install 'streamproof[httpx-sse]'"
+        "install it with: pip install 'streamproof[httpx-sse]' "
+        "(from a clone: pip install -e '.[httpx-sse]')"
     ) from None
 
 from streamproof.adapter import load_sibling

@@ -24,7 +24,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"the langchain-openai adapter needs langchain-openai ({exc}); "
-        "install it with: pip install 'streamproof[langchain]'"
+        "install it with: pip install 'streamproof[langchain]' "
+        "(from a clone: pip install -e '.[langchain]')"
     ) from None
 
 from streamproof.adapter import load_sibling

@@ -30,7 +30,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"the litellm adapter needs litellm ({exc}); "
-        "install it with: pip install 'streamproof[litellm]'"
+        "install it with: pip install 'streamproof[litellm]' "
+        "(from a clone: pip install -e '.[litellm]')"
     ) from None
 
 from streamproof.adapter import load_sibling

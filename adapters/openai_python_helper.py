@@ -34,7 +34,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"the openai-python-helper adapter needs the openai SDK ({exc}); "
-        "install it with: pip install 'streamproof[openai]'"
+        "install it with: pip install 'streamproof[openai]' "
+        "(from a clone: pip install -e '.[openai]')"
     ) from None
 
 from streamproof.adapter import load_sibling

@@ -26,7 +26,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"the recipe-requests adapter needs requests ({exc}); "
-        "install it with: pip install 'streamproof[recipes]'"
+        "install it with: pip install 'streamproof[recipes]' "
+        "(from a clone: pip install -e '.[recipes]')"
     ) from None
 
 NAME = "recipe-requests"

@@ -16,7 +16,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         f"the sseclient-py adapter needs sseclient-py ({exc}); "
-        "install it with: pip install 'streamproof[sseclient-py]'"
+        "install it with: pip install 'streamproof[sseclient-py]' "
+        "(from a clone: pip install -e '.[sseclient-py]')"
     ) from None
 
 from streamproof.adapter import load_sibling
