@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fastjson import Text, exact_loads, fast_loads, has_float
 from .sse import Event
 
 __all__ = ["ContentPiece", "StreamAccumulator", "error_from_body", "read_completion"]
@@ -19,9 +20,9 @@ __all__ = ["ContentPiece", "StreamAccumulator", "error_from_body", "read_complet
 Outcome = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ContentPiece:
-    """A piece of content surfaced by one event (semantics §11)."""
+    """A piece of content surfaced by one event (semantics §11). Read-only by convention."""
 
     choice: int
     content: str
@@ -114,74 +115,101 @@ class StreamAccumulator:
 
     def feed(self, event: Event) -> list[ContentPiece]:
         """Take one event; return the content it surfaced."""
-        if self.finished:
-            return []  # semantics §4.1, §8.4: nothing after [DONE] or an error
-        if event.type == "error":
-            # semantics §8.2: the data is read as in §8.1, so a wrapped
-            # {"error": {...}} gives the inner object's message, type and code.
-            data = _loads_or_text(event.data)
-            if isinstance(data, dict) and data.get("error") is not None:
-                data = data["error"]
-            self._error = _error_fields(data)
-            return []
-        if event.type != "message":
-            return []  # semantics §4.5
-        if event.data == "[DONE]":
-            self._done = True
-            return []
-        try:
-            chunk = json.loads(event.data)
-        except ValueError as exc:
-            self.fail(f"corrupt event {event.data[:80]!r}: {exc}")
-            return []
-        if not isinstance(chunk, dict):
-            self.fail(f"event data is not a JSON object: {event.data[:80]!r}")
-            return []
-        return self._chunk(chunk)
-
-    def _chunk(self, chunk: dict[str, Any]) -> list[ContentPiece]:
-        self._id = _first(self._id, chunk.get("id"))
-        self._model = _first(self._model, chunk.get("model"))
-        if isinstance(chunk.get("usage"), dict):
-            self._usage = chunk["usage"]  # semantics §7.1, as sent
         pieces: list[ContentPiece] = []
-        choices = chunk.get("choices")
-        for raw in choices if isinstance(choices, list) else []:
-            if isinstance(raw, dict) and isinstance(raw.get("index", 0), int):
-                pieces.extend(self._choice_delta(raw))
-        if chunk.get("error") is not None:
-            self._error = _error_fields(chunk["error"])  # semantics §8.1
+        if event.type == "message" and event.data == "[DONE]":
+            if not self.finished:
+                self._done = True
+        else:
+            self.take(event.type, event.data, pieces)
         return pieces
 
-    def _choice_delta(self, raw: dict[str, Any]) -> list[ContentPiece]:
+    def take(self, type_: str, data: Text, pieces: list[ContentPiece]) -> None:
+        """Take one event as its type and data (UTF-8 bytes as ``SSEDecoder.events`` gives
+        them, or text); append the content it surfaced to ``pieces``."""
+        if self._done or self._error is not None:
+            return  # semantics §4.1, §8.4: nothing after [DONE] or an error
+        if type_ != "message":
+            if type_ == "error":
+                # semantics §8.2: the data is read as in §8.1, so a wrapped
+                # {"error": {...}} gives the inner object's message, type and code.
+                parsed = _loads_or_text(_text_of(data))
+                if isinstance(parsed, dict) and parsed.get("error") is not None:
+                    parsed = parsed["error"]
+                self._error = _error_fields(parsed)
+            return  # semantics §4.5
+        if data == b"[DONE]":
+            self._done = True
+            return
+        # Text (``feed``, or a large event from the reader) goes to json directly.
+        fast = fast_loads() if type(data) is not str else None
+        chunk: Any = None
+        if fast is not None:
+            try:
+                chunk = fast(data)
+            except ValueError:
+                fast = None
+        if fast is None:
+            try:
+                chunk = exact_loads(data)
+            except ValueError as exc:
+                self.fail(f"corrupt event {_text_of(data)[:80]!r}: {exc}")
+                return
+        if type(chunk) is not dict:
+            self.fail(f"event data is not a JSON object: {_text_of(data)[:80]!r}")
+            return
+        self._chunk(chunk, data if fast is not None else None, pieces)
+
+    def _chunk(self, chunk: dict[str, Any], fast: Text | None, pieces: list[ContentPiece]) -> None:
+        # ``fast`` is the chunk's text when orjson read it: where a number
+        # reaches the outcome, a float may be an integer past 64 bits, and the
+        # standard library's reading of the text decides (see fastjson).
+        if self._id is None:
+            self._id = _first(None, chunk.get("id"))
+        if self._model is None:
+            self._model = _first(None, chunk.get("model"))
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            if fast is not None and has_float(usage):
+                usage = exact_loads(fast)["usage"]
+            self._usage = usage  # semantics §7.1, as sent
+        choices = chunk.get("choices")
+        if type(choices) is list:
+            for position, raw in enumerate(choices):
+                if type(raw) is not dict:
+                    continue
+                if fast is not None and _inexact_numbers(raw):
+                    raw = exact_loads(fast)["choices"][position]
+                if isinstance(raw.get("index", 0), int):
+                    self._choice_delta(raw, pieces)
+        error = chunk.get("error")
+        if error is not None:
+            if fast is not None and has_float(error):
+                error = exact_loads(fast)["error"]
+            self._error = _error_fields(error)  # semantics §8.1
+
+    def _choice_delta(self, raw: dict[str, Any], pieces: list[ContentPiece]) -> None:
         index = raw.get("index", 0)
         choice = self._choices.get(index)
         if choice is None:
             choice = self._choices[index] = _Choice(index)
         delta = raw.get("delta")
-        pieces: list[ContentPiece] = []
-        if isinstance(delta, dict):
-            if isinstance(delta.get("role"), str) and delta["role"]:
-                choice.role = delta["role"]
-            for text in _content_parts(delta.get("content"), choice):
-                choice.content.append(text)
-                pieces.append(ContentPiece(index, text))
-            if isinstance(delta.get("reasoning_content"), str):
-                choice.reasoning.append(delta["reasoning_content"])
-            elif isinstance(delta.get("reasoning"), str):
-                choice.reasoning.append(delta["reasoning"])
-            if isinstance(delta.get("refusal"), str):
-                choice.refusal.append(delta["refusal"])
-            calls = delta.get("tool_calls")
-            for call in calls if isinstance(calls, list) else []:
-                if isinstance(call, dict):
-                    _tool_call_delta(choice, call)
+        if type(delta) is dict:
+            content = delta.get("content")
+            if type(content) is str:
+                if content:
+                    choice.content.append(content)
+                    pieces.append(ContentPiece(index, content))
+            elif content is not None:
+                for text in _content_parts(content, choice):
+                    choice.content.append(text)
+                    pieces.append(ContentPiece(index, text))
+            if len(delta) > 1 or content is None:
+                _delta_rest(choice, delta)
         reason = raw.get("finish_reason")
-        if isinstance(reason, str) and reason:
+        if reason and isinstance(reason, str):
             choice.finish_reason = reason  # semantics §6.4
             if reason == "error" and self._error is None:
                 self._error = {"message": "finish_reason 'error'", "type": None, "code": None}
-        return pieces
 
     def outcome(self, *, ended_cleanly: bool = True) -> Outcome:
         """The outcome so far; call after the body ended."""
@@ -200,6 +228,38 @@ class StreamAccumulator:
             "id": self._id,
             "model": self._model,
         }
+
+
+def _text_of(data: Text) -> str:
+    return data if isinstance(data, str) else data.decode("utf-8", errors="replace")
+
+
+def _inexact_numbers(raw: dict[str, Any]) -> bool:
+    """True when a choice's index or a tool call's index is a float (see fastjson)."""
+    if type(raw.get("index")) is float:
+        return True
+    delta = raw.get("delta")
+    calls = delta.get("tool_calls") if type(delta) is dict else None
+    if type(calls) is not list:
+        return False
+    return any(type(c) is dict and type(c.get("index")) is float for c in calls)
+
+
+def _delta_rest(choice: _Choice, delta: dict[str, Any]) -> None:
+    """Everything of a delta but its content."""
+    role = delta.get("role")
+    if isinstance(role, str) and role:
+        choice.role = role
+    if isinstance(delta.get("reasoning_content"), str):
+        choice.reasoning.append(delta["reasoning_content"])
+    elif isinstance(delta.get("reasoning"), str):
+        choice.reasoning.append(delta["reasoning"])
+    if isinstance(delta.get("refusal"), str):
+        choice.refusal.append(delta["refusal"])
+    calls = delta.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            _tool_call_delta(choice, call)
 
 
 def _content_parts(content: Any, choice: _Choice) -> list[str]:

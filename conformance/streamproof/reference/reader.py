@@ -20,6 +20,20 @@ __all__ = ["ResponseReader", "body_kind", "read_response"]
 MAX_BUFFERED_BODY = 64 * 1024 * 1024
 
 
+# An event past this size is decoded here and read by the standard library's
+# json: its bytes are freed before it is parsed, and orjson, fast on chunks,
+# needs several times an event's size on a large one.
+LARGE_EVENT = 1024 * 1024
+
+
+def _text_freeing(data: bytes | bytearray) -> str:
+    """``data`` decoded; a bytearray (the decoder's own buffer) is emptied."""
+    text = data.decode("utf-8", errors="replace")
+    if isinstance(data, bytearray):
+        data.clear()
+    return text
+
+
 def body_kind(status: int, headers: Mapping[str, str], request: Mapping[str, Any]) -> str:
     """``"error"``, ``"stream"`` or ``"json"`` (semantics §2)."""
     if status >= 400:
@@ -51,16 +65,21 @@ class ResponseReader:
             else:
                 self._body += data
             return []
-        if self._chat.finished:
+        chat = self._chat
+        if chat.finished:
             return []
         try:
-            events = self._decoder.feed(data)
+            events = self._decoder.events(data)
         except SSEProtocolError as exc:
-            self._chat.fail(str(exc))
+            chat.fail(str(exc))
             return []
         pieces: list[ContentPiece] = []
+        take = chat.take
         for event in events:
-            pieces.extend(self._chat.feed(event))
+            if len(event[1]) > LARGE_EVENT:
+                take(event[0], _text_freeing(event[1]), pieces)
+            else:
+                take(event[0], event[1], pieces)
         return pieces
 
     def close(self) -> Outcome:
