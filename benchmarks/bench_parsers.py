@@ -41,6 +41,7 @@ from typing import Any
 from streams import FULL, QUICK, Stream, build_stream, split_reads
 
 from streamproof.reference import ResponseReader, fastjson
+from streamproof.reference.chat import ContentPiece, Outcome
 from streamproof.reference.sse import SSEDecoder
 
 TIMES = "\u00d7"  # the multiplication sign of "0.83x"
@@ -85,24 +86,21 @@ class Tally:
 Parser = Callable[[list[bytes], Loads], Any]
 
 
-def parse_reference(reads: list[bytes], loads: Loads) -> tuple[list[dict[str, Any]], Any]:
-    """What the reference adapter does: the outcome and every delta with its offset."""
+def parse_reference(reads: list[bytes], loads: Loads) -> tuple[list[ContentPiece], Outcome]:
+    """The whole outcome, and the content deltas in the order they surfaced."""
     reader = ResponseReader(200, {"content-type": "text/event-stream"}, {"stream": True})
-    deltas = []
-    delivered = 0
+    deltas: list[ContentPiece] = []
     for data in reads:
-        delivered += len(data)
-        for piece in reader.feed(data):
-            deltas.append({"choice": piece.choice, "content": piece.content, "at_byte": delivered})
+        deltas += reader.feed(data)
     return deltas, reader.close()
 
 
-def reference_tally(deltas: list[dict[str, Any]], outcome: Any) -> Tally:
+def reference_tally(deltas: list[ContentPiece], outcome: Outcome) -> Tally:
     """The reference's result as a tally; built after the clock stops."""
     tally = Tally(json.loads)
     tally.events = -1  # the reader does not expose its events
     tally.content_events = len(deltas)
-    tally.pieces = [delta["content"] for delta in deltas]
+    tally.pieces = [delta.content for delta in deltas]
     tally.usage = outcome["usage"]
     tally.done = outcome["status"] == "complete"
     if outcome["choices"]:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamproof.corpus import load_corpus
-from streamproof.reference import fastjson, read_response, reader
+from streamproof.reference import chat, fastjson, read_response
 
 pytest.importorskip("orjson")
 
@@ -59,7 +59,7 @@ def test_a_large_event_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
         b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
     )
     small = outcome("orjson", body)
-    monkeypatch.setattr(reader, "LARGE_EVENT", 16)
+    monkeypatch.setattr(chat, "LARGE_EVENT", 16)
     assert outcome("orjson", body) == small == outcome("json", body)
     assert small["choices"][0]["content"] == "ab\u00e9" * 50
 

@@ -8,6 +8,7 @@ and buffers any other body until ``close()``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import starmap
 from typing import Any
 
 from .chat import ContentPiece, Outcome, StreamAccumulator, error_from_body, read_completion
@@ -18,20 +19,6 @@ __all__ = ["ResponseReader", "body_kind", "read_response"]
 # A non-streamed body is buffered whole; past this size it is refused rather
 # than held. Completions are kilobytes; 64 MiB is far past any real one.
 MAX_BUFFERED_BODY = 64 * 1024 * 1024
-
-
-# An event past this size is decoded here and read by the standard library's
-# json: its bytes are freed before it is parsed, and orjson, fast on chunks,
-# needs several times an event's size on a large one.
-LARGE_EVENT = 1024 * 1024
-
-
-def _text_freeing(data: bytes | bytearray) -> str:
-    """``data`` decoded; a bytearray (the decoder's own buffer) is emptied."""
-    text = data.decode("utf-8", errors="replace")
-    if isinstance(data, bytearray):
-        data.clear()
-    return text
 
 
 def body_kind(status: int, headers: Mapping[str, str], request: Mapping[str, Any]) -> str:
@@ -73,14 +60,11 @@ class ResponseReader:
         except SSEProtocolError as exc:
             chat.fail(str(exc))
             return []
-        pieces: list[ContentPiece] = []
-        take = chat.take
-        for event in events:
-            if len(event[1]) > LARGE_EVENT:
-                take(event[0], _text_freeing(event[1]), pieces)
-            else:
-                take(event[0], event[1], pieces)
-        return pieces
+        if not events:
+            return []
+        pairs: list[tuple[int, str]] = []
+        chat.take_events(events, pairs)
+        return list(starmap(ContentPiece, pairs)) if pairs else []
 
     def close(self) -> Outcome:
         """The body ended: return the outcome."""

@@ -143,23 +143,81 @@ class SSEDecoder:
 
     def _lf_lines(self, data: bytes, start: int, lf: int, events: list[RawEvent]) -> None:
         """Every line of a read without CR: the common case, kept lean."""
-        line = self._line_with_pending(data, start, lf)
-        self._line(line, events)
-        start = lf + 1
-        find = data.find
-        lf = find(b"\n", start)
-        while lf >= 0:
-            if lf == start:
-                if self._data:
-                    events.append(self._dispatch())
+        self._line(self._line_with_pending(data, start, lf), events)
+        lines = data.split(b"\n")
+        lines.pop()  # the bytes after the last LF: the caller keeps them
+        first = 2 if start else 1  # data[0] was the LF of a CRLF: not a line
+        if first >= len(lines):
+            return
+        data_lines = self._data
+        if not self._exact_size and self._data_size + len(data) <= self._max_event:
+            # No event can pass the bound within this read: no counting.
+            self._lf_lines_unbounded(lines, first, events)
+            return
+        size = self._data_size
+        limit = -1 if self._exact_size else self._max_event
+        for i in range(first, len(lines)):
+            line = lines[i]
+            if line:
+                if line.startswith(b"data: "):
+                    value = line[6:]
+                    size += len(value) + 1
+                    if size <= limit:
+                        data_lines.append(value)
+                        continue
+                    size -= len(value) + 1
+                    self._data_size = size
+                    self._append_data(value)
                 else:
-                    self._type = ""
-            elif data.startswith(b"data: ", start):
-                self._append_data(data[start + 6 : lf])
+                    self._data_size = size
+                    self._line(line, events)
+                data_lines = self._data
+                size = self._data_size
+                limit = -1 if self._exact_size else self._max_event
+            elif data_lines:
+                events.append(
+                    (
+                        self._type or "message",
+                        data_lines[0] if len(data_lines) == 1 else b"\n".join(data_lines),
+                        self._last_id,
+                        self._retry,
+                    )
+                )
+                data_lines = self._data = []
+                size = 0
+                self._type = ""
+                if self._exact_size:
+                    self._exact_size = False
+                    limit = self._max_event
             else:
-                self._line(data[start:lf], events)
-            start = lf + 1
-            lf = find(b"\n", start)
+                self._type = ""
+        self._data_size = size
+
+    def _lf_lines_unbounded(self, lines: list[bytes], first: int, events: list[RawEvent]) -> None:
+        """``_lf_lines`` for a read too short to break the event bound."""
+        data_lines = self._data
+        for i in range(first, len(lines)):
+            line = lines[i]
+            if line:
+                if line.startswith(b"data: "):
+                    data_lines.append(line[6:])
+                else:
+                    self._line(line, events)
+                    data_lines = self._data
+            elif data_lines:
+                events.append(
+                    (
+                        self._type or "message",
+                        data_lines[0] if len(data_lines) == 1 else b"\n".join(data_lines),
+                        self._last_id,
+                        self._retry,
+                    )
+                )
+                data_lines = self._data = []
+                self._type = ""
+            else:
+                self._type = ""
+        self._data_size = sum(len(value) + 1 for value in data_lines)
 
     def _any_lines(self, data: bytes, start: int, lf: int, cr: int, events: list[RawEvent]) -> None:
         """Every line of a read with CR in it: CR, LF and CRLF all end a line."""
