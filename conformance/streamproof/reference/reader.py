@@ -53,7 +53,7 @@ class ResponseReader:
                 self._body += data
             return []
         chat = self._chat
-        if chat.finished:
+        if chat._done or chat._error is not None:  # chat.finished, without a call per read
             return []
         try:
             events = self._decoder.events(data)

@@ -76,6 +76,9 @@ class SSEDecoder:
         self._retry: int | None = None
         self._error: SSEProtocolError | None = None
         self._closed = False
+        # At the start, after a CR, after an error or after close: events()
+        # takes its careful path.
+        self._irregular = True
 
     @property
     def has_unterminated_event(self) -> bool:
@@ -92,6 +95,32 @@ class SSEDecoder:
         The data is the UTF-8 of the event's data lines joined with LF;
         ``data.decode("utf-8", errors="replace")`` is ``Event.data``.
         """
+        if self._irregular:
+            return self._irregular_events(data)
+        if not data:
+            return []
+        if b"\r" in data:
+            return self._read(data, 0)
+        # The common read: LF line ends only, no state to look at.
+        last = data.rfind(b"\n")
+        if last < 0:
+            pending = self._pending
+            pending += data
+            if len(pending) > self._max_line:
+                self._check_line_bound()
+            return []
+        tail_size = len(data) - last - 1
+        if tail_size > self._max_line:
+            self._pending += data[last + 1 :]
+            self._check_line_bound()
+        events: list[RawEvent] = []
+        self._lf_lines(data, 0, events)
+        if tail_size:
+            self._pending += data[last + 1 :]
+        return events
+
+    def _irregular_events(self, data: bytes) -> list[RawEvent]:
+        """``events`` at the start, after a CR, after an error or after close."""
         if self._error is not None:
             raise self._error
         if self._closed:
@@ -108,6 +137,11 @@ class SSEDecoder:
             self._skip_lf = False
             if data[:1] == b"\n":
                 start = 1
+        self._irregular = False
+        return self._read(data, start)
+
+    def _read(self, data: bytes, start: int) -> list[RawEvent]:
+        """Every line of ``data[start:]``, whatever ends them."""
         lf = data.find(b"\n", start)
         cr = data.find(b"\r", start)
         if lf < 0 and cr < 0:
@@ -123,13 +157,13 @@ class SSEDecoder:
             self._check_line_bound()
         events: list[RawEvent] = []
         if cr < 0:
-            self._lf_lines(data, start, lf, events)
+            self._lf_lines(data, start, events)
         else:
             self._any_lines(data, start, lf, cr, events)
         if tail_size:
             self._pending += data[last + 1 :]
         elif data[-1:] == b"\r":
-            self._skip_lf = True
+            self._skip_lf = self._irregular = True
         return events
 
     def _line_with_pending(self, data: bytes, start: int, end: int) -> bytearray | bytes:
@@ -141,12 +175,26 @@ class SSEDecoder:
         self._pending = bytearray()
         return line
 
-    def _lf_lines(self, data: bytes, start: int, lf: int, events: list[RawEvent]) -> None:
+    def _lf_lines(self, data: bytes, start: int, events: list[RawEvent]) -> None:
         """Every line of a read without CR: the common case, kept lean."""
-        self._line(self._line_with_pending(data, start, lf), events)
         lines = data.split(b"\n")
         lines.pop()  # the bytes after the last LF: the caller keeps them
-        first = 2 if start else 1  # data[0] was the LF of a CRLF: not a line
+        first = 1 if start else 0  # data[0] was the LF of a CRLF: not a line
+        pending = self._pending
+        if pending:  # (never after a CR, so never with start == 1)
+            self._pending = bytearray()
+            pending += lines[0]
+            first = 1
+            if (
+                pending.startswith(b"data: ")
+                and not self._exact_size
+                and self._data_size + len(pending) <= self._max_event
+            ):
+                del pending[:6]  # in place: a large line is not copied again
+                self._data.append(pending)
+                self._data_size += len(pending) + 1
+            else:
+                self._line(pending, events)
         if first >= len(lines):
             return
         data_lines = self._data
@@ -217,7 +265,7 @@ class SSEDecoder:
                 self._type = ""
             else:
                 self._type = ""
-        self._data_size = sum(len(value) + 1 for value in data_lines)
+        self._data_size = sum(map(len, data_lines)) + len(data_lines) if data_lines else 0
 
     def _any_lines(self, data: bytes, start: int, lf: int, cr: int, events: list[RawEvent]) -> None:
         """Every line of a read with CR in it: CR, LF and CRLF all end a line."""
@@ -250,7 +298,7 @@ class SSEDecoder:
         """
         if self._error is not None:
             raise self._error
-        self._closed = True
+        self._closed = self._irregular = True
         return []
 
     def _strip_bom(self, data: bytes) -> bytes:
@@ -267,6 +315,7 @@ class SSEDecoder:
 
     def _check_line_bound(self) -> None:
         if len(self._pending) > self._max_line:
+            self._irregular = True
             self._error = SSEProtocolError(
                 f"line longer than {self._max_line} bytes without a line end"
             )
@@ -316,6 +365,7 @@ class SSEDecoder:
                 self._exact_size = True
                 self._data_size = sum(len(_text(v)) + 1 for v in (*self._data, value))
         if self._data_size > self._max_event:
+            self._irregular = True
             self._error = SSEProtocolError(f"event data longer than {self._max_event} bytes")
             raise self._error
         self._data.append(value)
