@@ -196,3 +196,33 @@ def test_numbers_where_the_outcome_shows_them_read_the_same(
 ) -> None:
     body = b"data: " + place.replace(b"N", number.encode()) + b"\n\n"
     assert repr(outcome("orjson", body, read_size)) == repr(outcome("json", body, read_size))
+
+
+def _json_result(text: str) -> str:
+    try:
+        return "value " + repr(json.loads(text))
+    except (ValueError, RecursionError) as exc:
+        return f"error {type(exc).__name__} {exc}"
+
+
+def _exact_result(text: str) -> str:
+    try:
+        return "value " + repr(fastjson.exact_loads(text))
+    except (ValueError, RecursionError) as exc:
+        return f"error {type(exc).__name__} {exc}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.one_of(
+        _chunks,
+        _values,
+        _only_json,
+        st.tuples(
+            st.sampled_from(["", " ", "\n", "\t", "\ufeff", "x"]), _values, st.text(max_size=3)
+        ).map("".join),
+        st.text(max_size=12),
+    )
+)
+def test_the_stdlib_path_reads_as_json_loads(text: str) -> None:
+    assert _exact_result(text) == _json_result(text)

@@ -68,37 +68,44 @@ class StreamAccumulator:
         Each piece of content surfaced is appended to ``pairs`` as
         ``(choice, content)``: ``ContentPiece(*pair)`` is the piece.
         """
-        fast = self._fast
+        if self._done or self._error is not None:
+            return
+        fast = self._fast  # None: json reads every chunk, and its numbers are exact
+        loads = fast or exact_loads
         known = self._choices
-        for event in events:
-            if self._done or self._error is not None:
-                return
-            data = event[1]
-            if len(data) > LARGE_EVENT:
-                self.take(event[0], _text_freeing(data), pairs)
-                continue
-            if fast is None or event[0] != "message" or data == b"[DONE]":
-                self.take(event[0], data, pairs)
+        large = LARGE_EVENT
+        ids_known = self._id is not None and self._model is not None
+        for type_, data, _, _ in events:
+            # Every path that can finish the stream checks for it after.
+            if len(data) > large or type_ != "message":
+                self.take(type_, _text_freeing(data) if len(data) > large else data, pairs)
+                if self._done or self._error is not None:
+                    return
+                ids_known = self._id is not None and self._model is not None
                 continue
             try:
-                chunk = fast(data)
-            except ValueError:
+                chunk = loads(data)
+            except ValueError:  # [DONE], or a text for json to read or to refuse
                 chunk = None
-            if type(chunk) is not dict:
-                self.take(event[0], data, pairs)
-                continue
             if (
-                self._id is None
-                or self._model is None
+                type(chunk) is not dict
+                or not ids_known
                 or chunk.get("usage") is not None
                 or chunk.get("error") is not None
             ):
-                self._chunk(chunk, data, pairs)
+                if type(chunk) is dict:
+                    self._chunk(chunk, data if fast else None, pairs)
+                else:
+                    self.take(type_, data, pairs)
+                if self._done or self._error is not None:
+                    return
+                ids_known = self._id is not None and self._model is not None
                 continue
             # The common chunk, in line: what _chunk does when only choices count.
             choices = chunk.get("choices")
             if type(choices) is not list:
                 continue
+            finishing = False
             for raw in choices:
                 if type(raw) is not dict:
                     continue
@@ -116,8 +123,12 @@ class StreamAccumulator:
                         reason = raw.get("finish_reason")
                         if reason and isinstance(reason, str):
                             self._finish(choice, reason)
+                            finishing = True
                         continue
-                self._choice(choices, raw, data, pairs)
+                self._choice(choices, raw, data if fast else None, pairs)
+                finishing = True
+            if finishing and self._error is not None:
+                return
 
     def take(self, type_: str, data: Text, pairs: list[tuple[int, str]]) -> None:
         """Take one event as its type and data (UTF-8 bytes as ``SSEDecoder.events`` gives

@@ -32,11 +32,24 @@ _UNRESOLVED: Any = object()
 _fast: Loads | None = _UNRESOLVED
 
 
+# json.loads is three Python calls around this C scanner: for a text that
+# starts with a value and ends with it, calling the scanner gives the same
+# value. Anything else (whitespace around the value, no value, an error) goes
+# through json.loads, which gives its own result or error.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 def exact_loads(data: Text) -> Any:
     """The standard library's reading of ``data`` (in bytes, bad UTF-8 becomes U+FFFD)."""
     if not isinstance(data, str):
         data = data.decode("utf-8", errors="replace")
-    return json.loads(data)
+    try:
+        value, end = _scan(data, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return json.loads(data)
+    if end != len(data):
+        return json.loads(data)
+    return value
 
 
 def fast_loads() -> Loads | None:
