@@ -19,6 +19,7 @@ and ``close() -> list[Event]``. It does no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 __all__ = ["MAX_LINE_BYTES", "Event", "RawEvent", "SSEDecoder", "SSEProtocolError"]
 
@@ -244,27 +245,30 @@ class SSEDecoder:
     def _lf_lines_unbounded(self, lines: list[bytes], first: int, events: list[RawEvent]) -> None:
         """``_lf_lines`` for a read too short to break the event bound."""
         data_lines = self._data
-        for i in range(first, len(lines)):
-            line = lines[i]
+        type_, last_id, retry = self._type, self._last_id, self._retry
+        for line in islice(lines, first, None) if first else lines:
             if line:
                 if line.startswith(b"data: "):
                     data_lines.append(line[6:])
                 else:
+                    self._type = type_
                     self._line(line, events)
                     data_lines = self._data
+                    type_, last_id, retry = self._type, self._last_id, self._retry
             elif data_lines:
                 events.append(
                     (
-                        self._type or "message",
+                        type_ or "message",
                         data_lines[0] if len(data_lines) == 1 else b"\n".join(data_lines),
-                        self._last_id,
-                        self._retry,
+                        last_id,
+                        retry,
                     )
                 )
                 data_lines = self._data = []
-                self._type = ""
+                type_ = ""
             else:
-                self._type = ""
+                type_ = ""
+        self._type = type_
         self._data_size = sum(map(len, data_lines)) + len(data_lines) if data_lines else 0
 
     def _any_lines(self, data: bytes, start: int, lf: int, cr: int, events: list[RawEvent]) -> None:
