@@ -90,8 +90,8 @@ class StreamAccumulator:
             if (
                 type(chunk) is not dict
                 or not ids_known
-                or chunk.get("usage") is not None
-                or chunk.get("error") is not None
+                or ("usage" in chunk and chunk["usage"] is not None)
+                or "error" in chunk
             ):
                 if type(chunk) is dict:
                     self._chunk(chunk, data if fast else None, pairs)
