@@ -1,9 +1,14 @@
 """The reference reading of chat completion chunks, sans-IO.
 
 ``StreamAccumulator`` takes the events of ``streamproof.reference.sse`` and builds the
-outcome of docs/semantics.md; ``read_body`` does the same for a whole
-non-streamed body or an HTTP error. Nothing here knows about transports,
-adapters or the runner.
+outcome of docs/semantics.md; ``read_completion`` and ``error_from_body`` do
+the same for a whole non-streamed body or an HTTP error. Nothing here knows
+about transports, adapters or the runner.
+
+``take_events`` is the path of ``ResponseReader``: the undecoded events of one
+read, each chunk read by ``fastjson`` and the common chunk (content at an
+integer index) accumulated in line; everything else goes through ``take``
+and ``_chunk``, which hold every rule.
 """
 
 from __future__ import annotations
