@@ -1,18 +1,26 @@
 """Throughput of SSE stream parsers on the same bytes, in one run.
 
-    python benchmarks/bench_parsers.py [--repeat N] [--read-size BYTES] [--json FILE] [--quick]
+    python benchmarks/bench_parsers.py [--repeat N] [--read-size BYTES ...]
+        [--loader auto|json|orjson] [--memory] [--json FILE] [--quick]
 
-Every parser gets the same list of reads of the stream of ``streams.py``:
+Every parser gets the same list of reads of the stream of ``streams.py`` and
+the same JSON loader (``--loader``: by default the one the reference uses,
+orjson when it is installed, else the standard library's):
 
-* ``reference``   streamproof's ResponseReader end to end (SSE, JSON, accumulation);
-* ``sse+json``    streamproof's SSEDecoder alone, ``json.loads`` per event;
+* ``reference``   streamproof's ResponseReader end to end (SSE, JSON, the whole
+                  outcome and the content deltas, as the reference adapter keeps them);
+* ``naive``       the floor: the reads joined, split at LF, ``loads`` on each ``data: `` line;
+* ``sse+json``    streamproof's SSEDecoder alone, ``loads`` per event;
 * ``httpx-sse``   ``httpx_sse.EventSource(response).iter_sse()`` on an ``httpx.Response``
-                  streaming those reads, ``json.loads`` per event;
+                  streaming those reads, ``loads`` per event;
+* ``sseclient-py`` ``sseclient.SSEClient(reads).events()``, ``loads`` per event;
 * ``openai-sse``  the openai SDK's private ``openai._streaming.SSEDecoder().iter_bytes``,
-                  ``json.loads`` per event.
+                  ``loads`` per event.
 
 Each run is checked against what the stream holds (events, content, usage); a
 parser that loses or changes data makes the script fail with exit status 1.
+``--memory`` measures, with ``tracemalloc`` and untimed, the memory the
+reference needs beyond its input for one large event read in small reads.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import platform
 import statistics
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
@@ -31,19 +40,23 @@ from typing import Any
 
 from streams import FULL, QUICK, Stream, build_stream, split_reads
 
-from streamproof.reference import ResponseReader
+from streamproof.reference import ResponseReader, fastjson
 from streamproof.reference.chat import ContentPiece, Outcome
 from streamproof.reference.sse import SSEDecoder
 
-TIMES = "\u00d7"  # the multiplication sign of "0.83x reference"
+TIMES = "\u00d7"  # the multiplication sign of "0.83x"
+Loads = Callable[[Any], Any]
+_DONE = ("[DONE]", b"[DONE]")
+SSE_LIBRARIES = ("httpx-sse", "sseclient-py")
 
 
 class Tally:
     """What a parser saw; the same bookkeeping for every parser but the reference."""
 
-    __slots__ = ("content_events", "done", "events", "finish_reason", "pieces", "usage")
+    __slots__ = ("content_events", "done", "events", "finish_reason", "loads", "pieces", "usage")
 
-    def __init__(self) -> None:
+    def __init__(self, loads: Loads) -> None:
+        self.loads = loads
         self.events = 0
         self.content_events = 0
         self.pieces: list[str] = []
@@ -51,12 +64,12 @@ class Tally:
         self.finish_reason: Any = None
         self.done = False
 
-    def take(self, data: str) -> None:
+    def take(self, data: str | bytes) -> None:
         self.events += 1
-        if data == "[DONE]":
+        if data in _DONE:
             self.done = True
             return
-        chunk = json.loads(data)
+        chunk = self.loads(data)
         if chunk.get("usage") is not None:
             self.usage = chunk["usage"]
         for choice in chunk["choices"]:
@@ -68,24 +81,26 @@ class Tally:
                 self.finish_reason = choice["finish_reason"]
 
 
-# A parser returns a Tally, or the reference's (pieces, outcome).
-Parser = Callable[[list[bytes]], Any]
+# A parser takes the reads and the loader, and returns a Tally or the
+# reference's (deltas, outcome).
+Parser = Callable[[list[bytes], Loads], Any]
 
 
-def parse_reference(reads: list[bytes]) -> tuple[list[ContentPiece], Outcome]:
+def parse_reference(reads: list[bytes], loads: Loads) -> tuple[list[ContentPiece], Outcome]:
+    """The whole outcome, and the content deltas in the order they surfaced."""
     reader = ResponseReader(200, {"content-type": "text/event-stream"}, {"stream": True})
-    pieces = []
+    deltas: list[ContentPiece] = []
     for data in reads:
-        pieces.extend(reader.feed(data))
-    return pieces, reader.close()
+        deltas += reader.feed(data)
+    return deltas, reader.close()
 
 
-def reference_tally(pieces: list[ContentPiece], outcome: Outcome) -> Tally:
+def reference_tally(deltas: list[ContentPiece], outcome: Outcome) -> Tally:
     """The reference's result as a tally; built after the clock stops."""
-    tally = Tally()
+    tally = Tally(json.loads)
     tally.events = -1  # the reader does not expose its events
-    tally.content_events = len(pieces)
-    tally.pieces = [piece.content for piece in pieces]
+    tally.content_events = len(deltas)
+    tally.pieces = [delta.content for delta in deltas]
     tally.usage = outcome["usage"]
     tally.done = outcome["status"] == "complete"
     if outcome["choices"]:
@@ -95,8 +110,21 @@ def reference_tally(pieces: list[ContentPiece], outcome: Outcome) -> Tally:
     return tally
 
 
-def parse_sse_json(reads: list[bytes]) -> Tally:
-    tally = Tally()
+def parse_naive(reads: list[bytes], loads: Loads) -> Tally:
+    """The floor: split the bytes into lines and load each data line, nothing else."""
+    tally = Tally(loads)
+    rest = b""
+    for data in reads:
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            if line.startswith(b"data: "):
+                tally.take(line[6:])
+    return tally
+
+
+def parse_sse_json(reads: list[bytes], loads: Loads) -> Tally:
+    tally = Tally(loads)
     decoder = SSEDecoder()
     for data in reads:
         for event in decoder.feed(data):
@@ -116,8 +144,8 @@ def _httpx_sse() -> Parser:
         def __iter__(self) -> Iterator[bytes]:
             yield from self._reads
 
-    def parse(reads: list[bytes]) -> Tally:
-        tally = Tally()
+    def parse(reads: list[bytes], loads: Loads) -> Tally:
+        tally = Tally(loads)
         headers = {"content-type": "text/event-stream"}
         response = httpx.Response(200, headers=headers, stream=Reads(reads))
         try:
@@ -130,11 +158,23 @@ def _httpx_sse() -> Parser:
     return parse
 
 
+def _sseclient() -> Parser:
+    from sseclient import SSEClient
+
+    def parse(reads: list[bytes], loads: Loads) -> Tally:
+        tally = Tally(loads)
+        for sse in SSEClient(reads).events():
+            tally.take(sse.data)
+        return tally
+
+    return parse
+
+
 def _openai_sse() -> Parser:
     from openai._streaming import SSEDecoder as OpenAIDecoder  # private: may move
 
-    def parse(reads: list[bytes]) -> Tally:
-        tally = Tally()
+    def parse(reads: list[bytes], loads: Loads) -> Tally:
+        tally = Tally(loads)
         for sse in OpenAIDecoder().iter_bytes(iter(reads)):
             tally.take(sse.data)
         return tally
@@ -144,10 +184,15 @@ def _openai_sse() -> Parser:
 
 def parsers() -> tuple[dict[str, Parser], dict[str, str]]:
     """The parsers that import here, and why each missing one is missing."""
-    found: dict[str, Parser] = {"reference": parse_reference, "sse+json": parse_sse_json}
+    found: dict[str, Parser] = {
+        "reference": parse_reference,
+        "naive": parse_naive,
+        "sse+json": parse_sse_json,
+    }
     skipped: dict[str, str] = {}
     for name, make, dist in (
         ("httpx-sse", _httpx_sse, "httpx-sse"),
+        ("sseclient-py", _sseclient, "sseclient-py"),
         ("openai-sse", _openai_sse, "openai"),
     ):
         try:
@@ -181,23 +226,71 @@ def check(name: str, tally: Tally, stream: Stream) -> list[str]:
 
 
 def measure(
-    found: dict[str, Parser], stream: Stream, read_size: int, repeat: int, warmup: int
+    found: dict[str, Parser], stream: Stream, read_size: int, repeat: int, warmup: int, loads: Loads
 ) -> tuple[dict[str, list[float]], list[str]]:
-    """Seconds per run of each parser, the parsers taking turns within each repeat."""
+    """CPU seconds per run of each parser, the parsers taking turns within each repeat.
+
+    CPU time, not wall time: the machines this runs on are shared, and wall
+    time there says more about the neighbours than about the parser.
+    """
     reads = split_reads(stream.body, read_size)
     seconds: dict[str, list[float]] = {name: [] for name in found}
     problems: list[str] = []
     for round_ in range(warmup + repeat):
         for name, parse in found.items():
             gc.collect()
-            started = time.perf_counter()
-            result = parse(reads)
-            elapsed = time.perf_counter() - started
+            started = time.process_time()
+            result = parse(reads, loads)
+            elapsed = time.process_time() - started
             tally = result if isinstance(result, Tally) else reference_tally(*result)
             problems.extend(p for p in check(name, tally, stream) if p not in problems)
             if round_ >= warmup:
                 seconds[name].append(elapsed)
     return seconds, problems
+
+
+def large_event_body(size: int) -> bytes:
+    """One chunk whose content is ``size`` bytes of ASCII, a finish chunk and [DONE]."""
+    content = (b"0123456789abcdef" * (size // 16 + 1))[:size]
+    head = b'data: {"id":"x","choices":[{"index":0,"delta":{"content":"'
+    return (
+        head
+        + content
+        + b'"}}]}\n\n'
+        + b'data: {"id":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+        + b"data: [DONE]\n\n"
+    )
+
+
+def memory(sizes: list[int], read_size: int) -> list[dict[str, Any]]:
+    """Peak memory beyond the input while the reference reads one large event (untimed)."""
+    rows = []
+    for size in sizes:
+        reads = split_reads(large_event_body(size), read_size)
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        deltas, outcome = parse_reference(reads, json.loads)
+        peak = tracemalloc.get_traced_memory()[1] - before
+        tracemalloc.stop()
+        if len(outcome["choices"][0]["content"]) != size or outcome["status"] != "complete":
+            raise SystemExit(f"DATA MISMATCH: the {size}-byte event was not read whole")
+        del deltas, outcome
+        gc.collect()
+        started = time.process_time()
+        parse_reference(reads, json.loads)
+        cpu = time.process_time() - started
+        rows.append(
+            {
+                "event_bytes": size,
+                "read_size": read_size,
+                "reads": len(reads),
+                "peak_extra_bytes": peak,
+                "ratio": round(peak / size, 3),
+                "cpu_seconds": round(cpu, 4),
+            }
+        )
+    return rows
 
 
 def _version(dist: str) -> str:
@@ -207,17 +300,52 @@ def _version(dist: str) -> str:
         return "absent"
 
 
+def _print_memory(rows: list[dict[str, Any]]) -> None:
+    print(f"\none large event, {rows[0]['read_size']}-byte reads, reference (tracemalloc, untimed)")
+    print(f"{'event MiB':>9} {'reads':>7} {'extra MiB':>9} {'x event':>8} {'CPU s/MiB':>9}")
+    for row in rows:
+        mib = row["event_bytes"] / 2**20
+        print(
+            f"{mib:>9.0f} {row['reads']:>7,} {row['peak_extra_bytes'] / 2**20:>9.1f} "
+            f"{row['ratio']:>7.2f}{TIMES} {row['cpu_seconds'] / mib:>9.4f}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7, help="timed runs per parser (default 7)")
-    ap.add_argument("--read-size", type=int, default=4096, help="bytes per read (default 4096)")
+    ap.add_argument(
+        "--read-size",
+        type=int,
+        action="append",
+        metavar="BYTES",
+        help="bytes per read, repeatable (default 65536, 4096 and 64)",
+    )
+    ap.add_argument(
+        "--loader",
+        choices=("auto", "json", "orjson"),
+        default="auto",
+        help="the JSON loader of every parser (default: the reference's, orjson when installed)",
+    )
+    ap.add_argument(
+        "--memory", action="store_true", help="also the memory of one 1 to 8 MiB event, 1 KiB reads"
+    )
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     ap.add_argument(
         "--quick", action="store_true", help="smoke check: 1 run, no warm-up, a 300 KB stream"
     )
     args = ap.parse_args(argv)
-    if args.repeat < 1 or args.read_size < 1:
+    read_sizes = sorted(set(args.read_size or [65536, 4096, 64]), reverse=True)
+    if args.repeat < 1 or min(read_sizes) < 1:
         ap.error("--repeat and --read-size must be at least 1")
+    try:
+        fastjson.use_loader(args.loader)
+    except ImportError as exc:
+        ap.error(f"--loader orjson: {exc}")
+    loader = fastjson.loader_name()
+    # The very function the reference reads chunks with: orjson's loads, or
+    # fastjson.exact_loads (json's C scanner, json.loads for anything else).
+    loads: Loads = fastjson.fast_loads() or fastjson.exact_loads
     repeat, warmup = (1, 0) if args.quick else (args.repeat, 1)
     stream = build_stream(*(QUICK if args.quick else FULL))
     found, skipped = parsers()
@@ -228,24 +356,25 @@ def main(argv: list[str] | None = None) -> int:
         f"sha256 {stream.sha256[:16]}; median of {repeat} run(s) after {warmup} warm-up"
     )
     print(
-        f"python {platform.python_version()}, streamproof {_version('streamproof')}, "
-        f"httpx {_version('httpx')}, httpx-sse {_version('httpx-sse')}, "
-        f"openai {_version('openai')}; MB = 10^6 bytes"
+        f"python {platform.python_version()}, loader {loader} (every parser), "
+        + ", ".join(f"{d} {_version(d)}" for d in VERSIONED)
+        + "; MB = 10^6 bytes"
     )
     for name, why in skipped.items():
         print(f"skipped {name}: {why}")
-    print(f"\n{'read size':>9}  {'parser':<11} {'MB/s':>8}  vs reference")
+    print(f"\n{'read size':>9}  {'parser':<12} {'MB/s':>8}  reference {chr(247)} parser")
     rows: list[dict[str, Any]] = []
+    targets: list[dict[str, Any]] = []
     problems: list[str] = []
-    for read_size in sorted({args.read_size, 64}, reverse=True):
-        seconds, found_problems = measure(found, stream, read_size, repeat, warmup)
+    for read_size in read_sizes:
+        seconds, found_problems = measure(found, stream, read_size, repeat, warmup, loads)
         problems.extend(found_problems)
         rate = {name: megabytes / statistics.median(s) for name, s in seconds.items()}
         for name in found:
-            ratio = rate[name] / rate["reference"]
+            ratio = rate["reference"] / rate[name]
             bad = any(p.startswith(f"{name}: ") for p in found_problems)
             print(
-                f"{read_size:>9}  {name:<11} {rate[name]:>8.2f}  {ratio:.2f}{TIMES} reference"
+                f"{read_size:>9}  {name:<12} {rate[name]:>8.2f}  {ratio:.2f}{TIMES}"
                 + ("  DATA MISMATCH" if bad else "")
             )
             rows.append(
@@ -253,18 +382,45 @@ def main(argv: list[str] | None = None) -> int:
                     "parser": name,
                     "read_size": read_size,
                     "median_mb_per_s": round(rate[name], 3),
-                    "ratio_to_reference": round(ratio, 4),
+                    "reference_over_parser": round(ratio, 4),
                     "seconds": [round(s, 6) for s in seconds[name]],
                 }
             )
+        libraries = [name for name in SSE_LIBRARIES if name in rate]
+        fastest = max(libraries, key=rate.__getitem__) if libraries else None
+        target = {
+            "read_size": read_size,
+            "over_naive": round(rate["reference"] / rate["naive"], 4),
+            "fastest_library": fastest,
+            "over_fastest_library": round(rate["reference"] / rate[fastest], 4)
+            if fastest
+            else None,
+        }
+        targets.append(target)
+        print(
+            f"{'':>9}  reference {target['over_naive']:.2f}{TIMES} naive (target 0.9)"
+            + (
+                f", {target['over_fastest_library']:.2f}{TIMES} {fastest} (target 1.2)"
+                if fastest
+                else ""
+            )
+        )
+    memory_rows: list[dict[str, Any]] = []
+    if args.memory:
+        sizes = [2**20] if args.quick else [2**20, 2**21, 2**22, 2**23]
+        memory_rows = memory(sizes, 1024)
+        _print_memory(memory_rows)
     if args.json is not None:
         figures = {
             "stream": {"bytes": len(stream.body), "events": stream.events, "sha256": stream.sha256},
             "repeat": repeat,
             "warmup": warmup,
+            "loader": loader,
             "python": platform.python_version(),
-            "versions": {d: _version(d) for d in ("streamproof", "httpx", "httpx-sse", "openai")},
+            "versions": {d: _version(d) for d in ("streamproof", *VERSIONED)},
             "results": rows,
+            "targets": targets,
+            "memory": memory_rows,
             "skipped": skipped,
             "problems": problems,
         }
@@ -276,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("\nall parsers saw every event, the same content and the same usage")
     return 0
+
+
+VERSIONED = ("orjson", "httpx", "httpx-sse", "sseclient-py", "openai")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamproof.corpus import Case, load_corpus
-from streamproof.reference import ResponseReader, body_kind, read_response
+from streamproof.reference import (
+    ResponseReader,
+    SSEDecoder,
+    SSEProtocolError,
+    StreamAccumulator,
+    body_kind,
+    fastjson,
+    read_response,
+)
 
 CASES = load_corpus().cases
 SSE = {"content-type": "text/event-stream"}
@@ -73,3 +81,31 @@ def test_non_streamed_body_is_read_at_close() -> None:
     assert reader.feed(b'{"choices":[{"index":0,"message":{"content":"x"},') == []
     reader.feed(b'"finish_reason":"stop"}]}')
     assert reader.close()["choices"][0]["content"] == "x"
+
+
+@pytest.mark.parametrize("loader", ["json", "orjson"])
+def test_the_reader_gives_what_the_decoder_and_the_accumulator_give_one_event_at_a_time(
+    split: Callable[[bytes], Iterator[bytes]], loader: str
+) -> None:
+    # ResponseReader takes undecoded events in bulk, with the common chunk in
+    # line; SSEDecoder.feed and StreamAccumulator.feed take the general path.
+    if loader == "orjson":
+        pytest.importorskip("orjson")
+    fastjson.use_loader(loader)
+    try:
+        for case in CASES:
+            if body_kind(case.status, case.headers, case.request) != "stream":
+                continue
+            reader = ResponseReader(case.status, case.headers, case.request)
+            got = [piece for data in split(case.body) for piece in reader.feed(data)]
+            decoder, accumulator, want = SSEDecoder(), StreamAccumulator(), []
+            try:
+                for data in split(case.body):
+                    for event in decoder.feed(data):
+                        want.extend(accumulator.feed(event))
+                decoder.close()
+            except SSEProtocolError as exc:
+                accumulator.fail(str(exc))
+            assert (got, reader.close()) == (want, accumulator.outcome()), case.id
+    finally:
+        fastjson.use_loader("auto")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -177,3 +178,104 @@ def test_events_do_not_depend_on_how_the_body_is_cut(
     points = sorted({c for c in cuts if 0 < c < len(body)})
     pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
     assert decode(body, lambda _: iter(pieces)) == reference
+
+
+def test_event_bound_counts_characters_not_bytes() -> None:
+    # Six two-byte characters are 12 bytes but 6 characters plus the line's 1.
+    decoder = SSEDecoder(max_event_bytes=10)
+    assert [e.data for e in decoder.feed("data: éééééé\n\n".encode())] == ["éééééé"]
+    with pytest.raises(SSEProtocolError, match="event data longer"):
+        SSEDecoder(max_event_bytes=10).feed("data: éééééééééé\n\n".encode())
+
+
+def test_a_large_line_in_small_reads_comes_out_whole() -> None:
+    decoder = SSEDecoder()
+    body = b"data: " + b"x" * 100_000 + b"\r\n\r\n"
+    events = [e for i in range(0, len(body), 1000) for e in decoder.feed(body[i : i + 1000])]
+    assert [len(e.data) for e in events] == [100_000]
+
+
+def test_events_gives_the_undecoded_data() -> None:
+    raw = SSEDecoder().events(b"event: x\nid: 4\ndata: a\xff\ndata: b\n\n")
+    assert raw == [("x", b"a\xff\nb", "4", None)]
+
+
+def simple_events(body: bytes) -> list[Event]:
+    """WHATWG §9.2.6 read literally: decode the whole body, split it, walk the lines."""
+    text = body.decode("utf-8", errors="replace")
+    text = text.removeprefix("\ufeff")
+    lines = re.split("\r\n|\r|\n", text)[:-1]  # the last line has no end: it is discarded
+    events, data, type_, last_id, retry = [], [], "", "", None
+    for line in lines:
+        if line == "":
+            if data:
+                events.append(Event("\n".join(data), type_ or "message", last_id, retry))
+            data, type_ = [], ""
+            continue
+        if line.startswith(":"):
+            continue
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            type_ = value
+        elif name == "id" and "\x00" not in value:
+            last_id = value
+        elif name == "retry" and value and all(c in "0123456789" for c in value):
+            retry = int(value)
+    return events
+
+
+_line_heads = st.sampled_from(
+    [
+        b"",
+        b"",
+        b"data: ",
+        b"data: ",
+        b"data:",
+        b"data",
+        b"event: ",
+        b"event:error",
+        b"id: ",
+        b"id:",
+        b"retry: ",
+        b"retry:",
+        b": ",
+        b":",
+        b"\xef\xbb\xbf",
+        b"foo: ",
+    ]
+)
+_line_tails = st.one_of(
+    st.sampled_from(
+        [b"", b"{}", b"[DONE]", b"\x00", b"\xe6\x97", b"\xff", b"12", b" 7", "é😀".encode()]
+    ),
+    st.binary(max_size=5).filter(lambda b: b"\r" not in b and b"\n" not in b),
+)
+_lines_ended = st.lists(
+    st.tuples(_line_heads, _line_tails, st.sampled_from([b"\n", b"\r", b"\r\n", b"\n\n"])).map(
+        b"".join
+    ),
+    max_size=30,
+)
+
+
+@settings(deadline=None, max_examples=400)
+@given(
+    bom=st.sampled_from([b"", b"", b"\xef\xbb\xbf", b"\xef\xbb"]),
+    lines=_lines_ended,
+    last=_line_tails,
+    sizes=st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=8),
+)
+def test_the_decoder_gives_what_a_literal_reading_of_the_standard_gives(
+    bom: bytes, lines: list[bytes], last: bytes, sizes: list[int]
+) -> None:
+    body = bom + b"".join(lines) + last
+    reads, at = [], 0
+    while at < len(body):
+        size = sizes[len(reads) % len(sizes)]
+        reads.append(body[at : at + size])
+        at += size
+    assert decode(body, lambda _: iter(reads)) == simple_events(body)

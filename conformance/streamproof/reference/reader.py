@@ -8,6 +8,7 @@ and buffers any other body until ``close()``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import starmap
 from typing import Any
 
 from .chat import ContentPiece, Outcome, StreamAccumulator, error_from_body, read_completion
@@ -51,17 +52,19 @@ class ResponseReader:
             else:
                 self._body += data
             return []
-        if self._chat.finished:
+        chat = self._chat
+        if chat._done or chat._error is not None:  # chat.finished, without a call per read
             return []
         try:
-            events = self._decoder.feed(data)
+            events = self._decoder.events(data)
         except SSEProtocolError as exc:
-            self._chat.fail(str(exc))
+            chat.fail(str(exc))
             return []
-        pieces: list[ContentPiece] = []
-        for event in events:
-            pieces.extend(self._chat.feed(event))
-        return pieces
+        if not events:
+            return []
+        pairs: list[tuple[int, str]] = []
+        chat.take_events(events, pairs)
+        return list(starmap(ContentPiece, pairs)) if pairs else []
 
     def close(self) -> Outcome:
         """The body ended: return the outcome."""

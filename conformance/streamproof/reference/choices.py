@@ -1,0 +1,148 @@
+"""What the chunks build: the choices, their tool calls and content pieces, errors.
+
+The data model shared by ``chat``'s stream accumulation and its reading of
+non-streamed bodies, and the rules for reading a provider's values into it
+(docs/semantics.md §6, §8.1, §10).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Choice",
+    "ContentPiece",
+    "ToolCall",
+    "content_parts",
+    "error_fields",
+    "first_text",
+    "loads_or_text",
+    "text_or_empty",
+    "tool_call_delta",
+]
+
+
+@dataclass(slots=True, unsafe_hash=True)
+class ContentPiece:
+    """A piece of content surfaced by one event (semantics §11). Read-only by convention."""
+
+    choice: int
+    content: str
+
+
+@dataclass(slots=True)
+class ToolCall:
+    index: int
+    id: str | None = None
+    type: str | None = None
+    name: str | None = None
+    arguments: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "id": self.id,
+            "type": self.type,
+            "function": {"name": self.name, "arguments": "".join(self.arguments)},
+        }
+
+
+@dataclass(slots=True)
+class Choice:
+    index: int
+    role: str | None = None
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    tool_calls: dict[int, ToolCall] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "role": self.role,
+            "content": "".join(self.content),
+            "reasoning": "".join(self.reasoning),
+            "refusal": "".join(self.refusal),
+            "finish_reason": self.finish_reason,
+            "tool_calls": [self.tool_calls[i].as_dict() for i in sorted(self.tool_calls)],
+        }
+
+
+def text_or_empty(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def first_text(current: str | None, value: Any) -> str | None:
+    """Keep the first non-empty string (semantics §6.7, §10)."""
+    if current:
+        return current
+    return value if isinstance(value, str) and value else current
+
+
+def error_fields(error: Any) -> dict[str, Any]:
+    """The outcome's error from a provider's error value (semantics §8.1)."""
+    if isinstance(error, dict):
+        code = error.get("code")
+        return {
+            "message": text_or_empty(error.get("message")) or json.dumps(error),
+            "type": error.get("type") if isinstance(error.get("type"), str) else None,
+            "code": code if isinstance(code, (str, int)) and not isinstance(code, bool) else None,
+        }
+    if isinstance(error, str):
+        return {"message": error, "type": None, "code": None}
+    return {"message": json.dumps(error), "type": None, "code": None}
+
+
+def content_parts(content: Any, choice: Choice) -> list[str]:
+    """Text to add to content; thinking parts go to reasoning (semantics §6.3)."""
+    if isinstance(content, str):
+        return [content] if content else []
+    texts: list[str] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            if part["text"]:
+                texts.append(part["text"])
+        elif part.get("type") == "thinking":
+            choice.reasoning.extend(thinking_texts(part.get("thinking")))
+    return texts
+
+
+def thinking_texts(thinking: Any) -> list[str]:
+    """A thinking part's text: a string, or (Mistral) a list of text parts."""
+    if isinstance(thinking, str):
+        return [thinking]
+    if isinstance(thinking, list):
+        return [
+            p["text"] for p in thinking if isinstance(p, dict) and isinstance(p.get("text"), str)
+        ]
+    return []
+
+
+def tool_call_delta(choice: Choice, raw: dict[str, Any]) -> None:
+    index = raw.get("index")
+    if not isinstance(index, int) or isinstance(index, bool):
+        # A call without an index is a whole call in one delta (seen from
+        # some servers); it takes the next free slot.
+        index = len(choice.tool_calls)
+    call = choice.tool_calls.get(index)
+    if call is None:
+        call = choice.tool_calls[index] = ToolCall(index)
+    call.id = first_text(call.id, raw.get("id"))
+    call.type = first_text(call.type, raw.get("type"))
+    function = raw.get("function")
+    if isinstance(function, dict):
+        call.name = first_text(call.name, function.get("name"))
+        if isinstance(function.get("arguments"), str):
+            call.arguments.append(function["arguments"])
+
+
+def loads_or_text(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data
