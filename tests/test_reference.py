@@ -109,3 +109,17 @@ def test_the_reader_gives_what_the_decoder_and_the_accumulator_give_one_event_at
             assert (got, reader.close()) == (want, accumulator.outcome()), case.id
     finally:
         fastjson.use_loader("auto")
+
+
+@pytest.mark.parametrize("where", ["stream", "json"])
+def test_json_nested_past_what_json_reads_is_a_corrupt_body_not_a_crash(where: str) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    if where == "stream":
+        body = b'data: {"choices": [{"index": 0, "delta": {"content": "a"}}]}\n\ndata: '
+        body += deep + b"\n\n"
+        headers = {"content-type": "text/event-stream"}
+    else:
+        body = b'{"choices": ' + deep + b"}"
+        headers = {"content-type": "application/json"}
+    outcome = read_response(200, headers, {"stream": where == "stream"}, [body])
+    assert outcome["status"] == "error"

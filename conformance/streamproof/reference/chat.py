@@ -158,12 +158,12 @@ class StreamAccumulator:
         if fast is not None:
             try:
                 chunk = fast(data)
-            except ValueError:
+            except (ValueError, RecursionError):
                 fast = None
         if fast is None:
             try:
                 chunk = exact_loads(data)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # nested past what json reads
                 self.fail(f"corrupt event {_text_of(data)[:80]!r}: {exc}")
                 return
         if type(chunk) is not dict:
@@ -332,7 +332,7 @@ def read_completion(body: bytes) -> Outcome:
     """The outcome of a non-streamed ``chat.completion`` body (semantics §9)."""
     try:
         parsed = json.loads(body.decode("utf-8", errors="replace"))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return _failed(f"body is not JSON: {exc}")
     if not isinstance(parsed, dict):
         return _failed("body is not a JSON object")

@@ -144,5 +144,5 @@ def tool_call_delta(choice: Choice, raw: dict[str, Any]) -> None:
 def loads_or_text(data: str) -> Any:
     try:
         return json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return data
