@@ -10,6 +10,7 @@ EOF, or ``ConnectionResetError`` for a reset).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -348,6 +349,39 @@ def test_run_http_scores_the_wire_cases_and_in_process_skips_them(tmp_path: Path
     rows = json.loads(out.read_text(encoding="utf-8"))["results"]
     assert {r["verdict"] for r in rows} == {"skip"}
     assert all(r["message"].startswith("fault ") for r in rows)
+
+
+def test_the_nightly_scores_the_wire_cases_over_http(tmp_path: Path) -> None:
+    """scripts/nightly runs an adapter with call() on wire/ over HTTP, as "http/<adapter>",
+    and compares it with reports/baselines/http/<adapter>.json."""
+    pytest.importorskip("openai")
+    script = CORPUS_DIR.parent / "scripts" / "nightly"
+    reports = tmp_path / "reports"
+    (reports / "baselines" / "http").mkdir(parents=True)
+
+    def nightly(out: Path) -> subprocess.CompletedProcess[str]:
+        args = ["--case", "sse-spec/bom-at-start", "--case", "wire/*", "--transport", "whole"]
+        return subprocess.run(
+            [sys.executable, script, *args, "--reports", reports, "--out", out, "openai-python"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+            env={**os.environ, "PYTHON": sys.executable},
+        )
+
+    first = nightly(tmp_path / "first")
+    assert first.returncode == 0, first.stdout + first.stderr
+    fresh = tmp_path / "first" / "baselines" / "http" / "openai-python.json"
+    rows = json.loads(fresh.read_text(encoding="utf-8"))["results"]
+    assert {r["case"] for r in rows} == {
+        f"wire/{p.name}" for p in (CORPUS_DIR / "cases/wire").iterdir()
+    }
+    assert "| http/openai-python | no baseline |" in first.stdout
+    shutil.copyfile(fresh, reports / "baselines" / "http" / "openai-python.json")
+    second = nightly(tmp_path / "second")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "| http/openai-python | compared | 0 | 0 |" in second.stdout
 
 
 def test_verify_accepts_the_fault_skips_and_only_those(tmp_path: Path, corpus: Corpus) -> None:
