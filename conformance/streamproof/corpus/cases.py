@@ -89,6 +89,12 @@ class Case:
         return provenance["kind"] != "recorded" or bool(provenance.get("reviewed_by"))
 
     @property
+    def fault(self) -> dict[str, Any] | None:
+        """The connection fault of a ``wire/`` case (``kind``, ``after_byte``), else ``None``."""
+        fault = self.data.get("fault")
+        return dict(fault) if fault is not None else None
+
+    @property
     def has_chunks(self) -> bool:
         return (self.dir / "chunks.json").exists()
 

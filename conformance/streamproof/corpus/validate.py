@@ -12,10 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import CorpusError
-from .cases import Case, file_digests, scan, tree_digest
-from .quirks import load_quirks, readme_with_tables
 from ..atomic import write_atomic
+from ..errors import CorpusError
 from ..resources import data_path
 from .cases import Case, file_digests, read_manifest, scan, tree_digest
 from .gate import UnsafeFile, read_text
@@ -107,7 +105,30 @@ def _lint_case(case: Case, sections: set[str]) -> list[str]:
     for want in case.alternatives:
         if case.status >= 400 and want.get("status") != "error":
             problems.append(f"{name}: HTTP {case.status} must expect status 'error'")
-    return problems
+    return problems + _fault_problems(case, name)
+
+
+#: The folder of the cases whose fault exists only on a real connection (CONTRACT §1).
+WIRE_PROVIDER = "wire"
+
+
+def _fault_problems(case: Case, name: str) -> list[str]:
+    """A fault lives under ``wire/`` only, every case there has one, within the body."""
+    fault = case.fault
+    in_wire = case.id.startswith(f"{WIRE_PROVIDER}/")
+    if fault is None:
+        if in_wire:
+            return [f"{name}: a case under '{WIRE_PROVIDER}/' needs a 'fault'"]
+        return []
+    if not in_wire:
+        return [f"{name}: 'fault' belongs to cases under '{WIRE_PROVIDER}/' only"]
+    after = fault["after_byte"]
+    if after >= len(case.body):
+        return [
+            f"{name}: fault after_byte {after} is not within the body "
+            f"({len(case.body)} bytes; it must be less)"
+        ]
+    return []
 
 
 def _lint_manifest(root: Path, version: str, cases: list[Case]) -> list[str]:

@@ -17,7 +17,8 @@ the ``delays_ms`` of ``chunks.json``, all times ``delay_scale``. With
 ``keepalive``, ``: keep-alive`` comments fill idle time, only where a read
 boundary is also an event boundary, so no event changes. A case expected
 ``truncated`` ends with the connection closed after its last read, without
-the terminating chunk, as on a dropped connection.
+the terminating chunk, as on a dropped connection. A ``wire/`` case's fault
+(a reset, a cut chunked body, a short body) is written by ``live.faults``.
 
 Why aiohttp (3.9 or newer): the criterion is control of the flush per read
 and of an abrupt close. ``StreamResponse.prepare()`` sends the head at once
@@ -55,6 +56,7 @@ from ..corpus.gate import read_chunks
 from ..harness.transports import TRANSPORTS, boundaries, split
 from ..reference.reader import body_kind
 from ..reporting.wire import terminal_safe
+from .faults import replay_fault
 
 if TYPE_CHECKING:  # aiohttp is imported when a server starts, not with the command line
     from aiohttp import web
@@ -406,6 +408,8 @@ class ReplayServer:
         delays = self._delays(case, transport, len(reads))
         self.log(pace_line(request.method, request.path, case, transport, len(body), delays))
         stream = is_stream(case)
+        if case.fault is not None:  # written by hand: aiohttp finishes what it starts
+            return await replay_fault(request, case, reads, delays, stream)
         truncated = _is_truncated(case)
         headers = {k: v for k, v in case.headers.items() if k.lower() not in _FRAMING}
         assert self._response_type is not None

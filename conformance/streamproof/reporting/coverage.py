@@ -20,16 +20,30 @@ from typing import Any
 
 from ..corpus.cases import SEVERITIES
 
-__all__ = ["SKIP_PREFIX", "coverage", "coverage_line", "lacking_from_message", "nothing_scored"]
+__all__ = [
+    "REAL_CONNECTION",
+    "SKIP_PREFIX",
+    "coverage",
+    "coverage_line",
+    "lacking_from_message",
+    "nothing_scored",
+]
 
 # The engine's skip message: "adapter lacks http_error, tool_calls".
 SKIP_PREFIX = "adapter lacks "
+# The engine's skip of a wire/ case in-process: "fault reset after byte 430
+# exists only on a real connection; run --http scores it". Counted as lacking
+# this one name, so the coverage line says why those runs were skipped.
+REAL_CONNECTION = "real-connection"
+_FAULT_SKIP = "exists only on a real connection"
 
 Row = tuple[str, str, Iterable[str]]  # severity, verdict, capabilities lacked
 
 
 def lacking_from_message(verdict: str, message: str) -> list[str]:
     """The capabilities a skipped run lacked, read from the engine's skip message."""
+    if verdict == "skip" and message.startswith("fault ") and _FAULT_SKIP in message:
+        return [REAL_CONNECTION]
     if verdict != "skip" or not message.startswith(SKIP_PREFIX):
         return []
     return [name.strip() for name in message[len(SKIP_PREFIX) :].split(",") if name.strip()]
@@ -93,9 +107,10 @@ def nothing_scored(figures: Mapping[str, Any], transports: Sequence[str] = ()) -
     if any(f["scored"] for f in figures["by_severity"].values()):
         return None
     reasons = ", ".join(f"{name} {n}" for name, n in figures["skipped_lacking"].items())
+    hint = "; run --http scores faults on a real connection" if REAL_CONNECTION in reasons else ""
     return (
         f"nothing was scored: all {runs} case runs were skipped for capabilities "
-        f"the adapter lacks ({reasons or 'none named'})"
+        f"the adapter lacks ({reasons or 'none named'}){hint}"
     )
 
 

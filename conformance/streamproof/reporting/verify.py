@@ -25,7 +25,7 @@ from ..atomic import write_atomic
 from ..corpus.cases import Case, Corpus, load_corpus
 from ..corpus.schemas import validator
 from ..harness.strict_json import loads as strict_loads
-from .coverage import coverage
+from .coverage import REAL_CONNECTION, coverage, lacking_from_message
 
 __all__ = [
     "BADGE_SEVERITY",
@@ -150,6 +150,9 @@ def _coverage_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
     for row in document["results"]:
         case = cases.get(row["case"])
         lacking = case.requires - capabilities if case is not None else set()
+        if case is not None and case.fault is not None:  # in-process, before capabilities
+            said = lacking_from_message(row["verdict"], row.get("message", ""))
+            lacking = set(said) if said == [REAL_CONNECTION] else lacking
         rows.append((row["severity"], row["verdict"], lacking if row["verdict"] == "skip" else ()))
     counted = coverage(rows)
     problems = []
@@ -221,7 +224,10 @@ def _row_problems(row: dict[str, Any], case: Case, capabilities: set[str]) -> li
     if row["transport"] == "recorded" and not case.has_chunks:
         problems.append("the case has no chunks.json: no run scores it under 'recorded'")
     missing = sorted(case.requires - capabilities)
-    if row["verdict"] == "skip" and not missing:
+    # A wire/ case skips in-process whatever the adapter declares (CONTRACT §1).
+    message = row.get("message", "")
+    off_the_wire = case.fault is not None and lacking_from_message("skip", message) != []
+    if row["verdict"] == "skip" and not missing and not off_the_wire:
         problems.append("skip, yet the adapter declares every capability the case requires")
     if row["verdict"] != "skip" and missing:
         problems.append(f"{row['verdict']}, yet the adapter lacks {', '.join(missing)}")
