@@ -19,10 +19,14 @@ __all__ = ["draw"]
 ALPHABET = 'aaaabcdeeefghijklmnooprsttu     .,!?"\\/\n\t{}[]:é中😀'
 FINISH = ("stop", "stop", "length", "content_filter")
 HTTP = (400, 401, 404, 429, 500, 502, 503)
+# Error messages are plain prose, as providers write them: a parser that
+# shows the raw error body as its message still contains them (§8.5), so a
+# JSON escape in the message would report a convention, not a defect.
+MESSAGE = "abcdefghijklmnopqrstuvwxyz    .,'-:0123456789"
 
 
-def _text(rng: random.Random, most: int = 12) -> str:
-    return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, most)))
+def _text(rng: random.Random, most: int = 12, alphabet: str = ALPHABET) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, most)))
 
 
 def draw(rng: random.Random, capabilities: frozenset[str]) -> Response:
@@ -37,7 +41,7 @@ def draw(rng: random.Random, capabilities: frozenset[str]) -> Response:
 
 def _http_error(rng: random.Random) -> Response:
     error = StreamError(
-        _text(rng, 20),
+        _text(rng, 20, MESSAGE),
         rng.choice(("", "invalid_request_error", "server_error")),
         rng.choice(("", "rate_limited")),
     )
@@ -136,7 +140,7 @@ def _stream(rng: random.Random, capabilities: frozenset[str]) -> Response:
     elif "stream_error" in capabilities and rng.random() < 0.1:
         cut = rng.randint(0, len(events))
         error = StreamError(
-            _text(rng, 16),
+            _text(rng, 16, MESSAGE),
             rng.choice(("", "server_error")),
             rng.choice(("", "overloaded")),
             as_event=rng.random() < 0.4,
