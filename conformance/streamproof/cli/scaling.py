@@ -112,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
         for dimension in dimensions:
             print(_verdict_line(dimension))
         if speed is not None:
-            reference = results.get("reference") or merged.get("reference")
+            reference = None
+            if process.name != "reference":
+                reference = results.get("reference") or merged.get("reference")
             print(_speed_line(speed, reference))
     document = scaling.document({**merged, **results})
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
