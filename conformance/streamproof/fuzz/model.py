@@ -232,7 +232,7 @@ def outcomes(response: Response) -> list[dict[str, Any]]:
         error = _error(response.error, response.status)
         if response.html:
             error = {"http_status": response.status}  # §8.6: the message is not compared
-        return [{"status": "error", "choices": [], "usage": None, "error": error}]
+        return [{"status": "error", "choices": [], "error": error}]  # §8.5
     full = _fold(response, response.events)
     if response.kind == "stream" and "no-final-blank-line" in response.quirks and response.events:
         dropped = _fold(response, response.events[:-1])
