@@ -204,6 +204,8 @@ def test_cli_reference_passes_and_usage_errors_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "no disagreement in 30 example(s)" in proc.stdout
     assert not (tmp_path / "c").exists()
+    timed = _fuzz("--seconds", "0.5", "--seed", "4", cwd=tmp_path)
+    assert timed.returncode == 0 and "no disagreement" in timed.stdout, timed.stderr
     bad = _fuzz("--max-examples", "0", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
     missing = _fuzz("--adapter", tmp_path / "nope.py", cwd=tmp_path)
