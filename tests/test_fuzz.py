@@ -210,3 +210,12 @@ def test_cli_reference_passes_and_usage_errors_exit_2(tmp_path: Path) -> None:
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
     missing = _fuzz("--adapter", tmp_path / "nope.py", cwd=tmp_path)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize("process", [ADAPTERS / "naive_lines.py"], indirect=True)
+def test_keep_going_reports_distinct_disagreements_only(process: AdapterProcess) -> None:
+    report = Fuzzer(process, seed=5).run(max_examples=300, keep_going=3)
+    assert len(report.findings) == 3
+    keys = {(f.result.first_divergence.split(":")[0], f.response.quirks) for f in report.findings}
+    assert len(keys) == 3
+    assert all(f.events <= 4 for f in report.findings)

@@ -2,9 +2,10 @@
 
 Each example is an abstract response (docs/fuzzing.md) rendered to bytes and
 run through the adapter under a random chunking; its expected outcome comes
-from the model by construction. The first disagreement is shrunk to a small
-response and written as a candidate case under ``--out`` (never into the
-corpus), with one line on the terminal. Exit status: 0 no disagreement, 1 a
+from the model by construction. The first disagreement (or the first N
+distinct ones, ``--keep-going N``) is shrunk to a small response and written
+as a candidate case under ``--out`` (never into the corpus), with one line
+on the terminal. Exit status: 0 no disagreement, 1 a
 disagreement, 2 a usage error.
 """
 
@@ -38,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where a candidate case is written (default: ./fuzz-candidates/)",
     )
     parser.add_argument(
+        "--keep-going",
+        type=int,
+        default=1,
+        metavar="N",
+        help="go on after a disagreement until N distinct ones (default: 1)",
+    )
+    parser.add_argument(
         "--timeout", type=float, default=10.0, metavar="S", help="seconds per run (default: 10)"
     )
 
@@ -47,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-examples must be at least 1, not {args.max_examples}")
     if args.seconds is not None and not args.seconds > 0:
         raise UsageError(f"--seconds must be positive, not {args.seconds}")
+    if args.keep_going < 1:
+        raise UsageError(f"--keep-going must be at least 1, not {args.keep_going}")
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be positive, not {args.timeout}")
     from ..fuzz.session import Fuzzer
@@ -60,14 +70,16 @@ def run(args: argparse.Namespace) -> int:
             seconds=args.seconds,
             out=args.out,
             adapter=process.name,
+            keep_going=args.keep_going,
         )
     finally:
         process.close()
-    if report.finding is None:
+    if not report.findings:
         print(
             f"{terminal_safe(process.name)}: no disagreement in {report.examples} example(s)"
             f" (seed {args.seed}, {report.skipped} not judgeable)"
         )
         return 0
-    print(terminal_safe(report.finding.summary(process.name)))
+    for finding in report.findings:
+        print(terminal_safe(finding.summary(process.name)))
     return 1

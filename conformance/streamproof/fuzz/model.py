@@ -178,6 +178,12 @@ def _fold(response: Response, events: tuple[Event, ...]) -> dict[str, Any]:
     }
     if error is not None:
         outcome["error"] = error
+    if status == "error":
+        # As the corpus's error cases do: after an error the text that arrived
+        # is stated (CONTRACT §2), usage only if it arrived, metadata not at all.
+        del outcome["id"], outcome["model"]
+        if usage is None:
+            del outcome["usage"]
     return outcome
 
 
@@ -266,7 +272,7 @@ def requires(response: Response) -> set[str]:
             found.add("stream_error")
         if len(alternative["choices"]) > 1:
             found.add("multiple_choices")
-        if alternative["usage"] is not None:
+        if alternative.get("usage") is not None:
             found.add("usage")
         for choice in alternative["choices"]:
             found.update(cap for key, cap in CHOICE_FIELDS.items() if choice[key] and key != "role")

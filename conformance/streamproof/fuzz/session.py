@@ -58,7 +58,11 @@ class Finding:
 class Report:
     examples: int
     skipped: int
-    finding: Finding | None
+    findings: list[Finding]
+
+    @property
+    def finding(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
 
 
 def _detail(result: Result) -> str:
@@ -115,37 +119,56 @@ class Fuzzer:
         seconds: float | None = None,
         out: Path | None = None,
         adapter: str = "adapter",
+        keep_going: int = 1,
     ) -> Report:
-        """Examples until a disagreement, ``max_examples`` or ``seconds``; shrink the first."""
+        """Examples until ``keep_going`` distinct disagreements, ``max_examples``
+        or ``seconds``; each disagreement is shrunk (and written under ``out``).
+
+        Two disagreements are the same when they shrink to the same signature
+        and quirks; one whose signature is known and whose response has the
+        known one's quirks is taken for it without shrinking.
+        """
         deadline = None if seconds is None else time.monotonic() + seconds
         skipped = 0
-        for example in range(1, max_examples + 1):
+        findings: list[Finding] = []
+        known: set[tuple[str, frozenset[str]]] = set()
+        example = 0
+        while example < max_examples and len(findings) < keep_going:
             if deadline is not None and time.monotonic() > deadline:
-                return Report(example - 1, skipped, None)
+                break
+            example += 1
             response = draw(self.rng, self.capabilities)
             transport = self.rng.choice(TRANSPORTS)
             cut_seed = self.rng.randrange(1 << 30)
             if not judgeable(response, self.capabilities):
                 skipped += 1
                 continue
-            ends = self.reads(response, transport, cut_seed)
-            result = self.check(response, ends)
+            result = self.check(response, self.reads(response, transport, cut_seed))
             if result.verdict is Verdict.PASS:
                 continue
+            if any(_signature(result) == s and q <= response.quirks for s, q in known):
+                continue
             finding = self.shrink(example, response, transport, cut_seed, result)
+            key = (_signature(finding.result), finding.response.quirks)
+            if key in known:
+                continue
+            known.add(key)
             if out is not None:
-                folder = write_candidate(
-                    out,
-                    finding.response,
-                    finding.ends,
-                    adapter=adapter,
-                    seed=self.seed,
-                    example=example,
-                    divergence=_detail(finding.result),
-                )
-                finding = Finding(example, finding.response, finding.ends, finding.result, folder)
-            return Report(example, skipped, finding)
-        return Report(max_examples, skipped, None)
+                finding = self._write(out, finding, adapter)
+            findings.append(finding)
+        return Report(example, skipped, findings)
+
+    def _write(self, out: Path, finding: Finding, adapter: str) -> Finding:
+        folder = write_candidate(
+            out,
+            finding.response,
+            finding.ends,
+            adapter=adapter,
+            seed=self.seed,
+            example=finding.example,
+            divergence=_detail(finding.result),
+        )
+        return Finding(finding.example, finding.response, finding.ends, finding.result, folder)
 
     def shrink(
         self, example: int, response: Response, transport: str, cut_seed: int, first: Result
