@@ -133,3 +133,16 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], tmp_path: Path) -> N
     proc = _scaling(*args, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_merging_keeps_the_other_dimensions_figures() -> None:
+    from streamproof.fuzz.scaling import merge
+
+    old = {"a": {"version": "1", "dimensions": {"events": {"verdict": "linear"}}}}
+    new = {"a": {"version": "2", "dimensions": {"reads": {"verdict": "superlinear"}}}}
+    merged = merge(old, new)
+    assert merged["a"]["version"] == "2"
+    assert merged["a"]["dimensions"] == {
+        "events": {"verdict": "linear"},
+        "reads": {"verdict": "superlinear"},
+    }

@@ -6,7 +6,8 @@ verdict is ``linear``, ``superlinear`` (with the fitted exponent) or
 ``timeout`` (``streamproof.fuzz.scaling`` says how it is decided). A verdict
 family apart from correctness: the exit status is 0 whatever the verdicts,
 2 on a usage error. ``--json FILE`` writes the results; ``--merge FILE``
-adds them to an existing results file (``reports/scaling.json``).
+adds them to an existing results file (``reports/scaling.json``), dimension
+by dimension.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..harness.protocol import AdapterProcess
 from ..reporting.wire import terminal_safe
 
 __all__ = ["add_arguments", "run"]
@@ -80,6 +80,7 @@ def _options(args: argparse.Namespace) -> tuple[list[str], list[int] | None]:
 def run(args: argparse.Namespace) -> int:
     names, sizes = _options(args)
     from ..fuzz import scaling
+    from ..fuzz.timing import TimedAdapter
 
     merged: dict[str, Any] = {}
     if args.merge is not None and args.merge.exists():
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.merge}: not a scaling results file") from None
     results: dict[str, Any] = {}
     for spec in args.adapter or ["reference"]:
-        process = AdapterProcess(spec)
+        process = TimedAdapter(spec)
         process.start()
         try:
             version = "" if process.version == "unknown" else f" {process.version}"
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             if process.name != "reference":
                 reference = results.get("reference") or merged.get("reference")
             print(_speed_line(speed, reference))
-    document = scaling.document({**merged, **results})
+    document = scaling.document(scaling.merge(merged, results))
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     for path in (args.json, args.merge):
         if path is not None:

@@ -3,9 +3,10 @@
 A verdict family apart from correctness: it never makes a case fail. For
 each family of ``families`` the adapter gets streams of growing size, its
 time per size is measured (the best of ``repeat`` runs, timed around the
-``run`` exchange with the adapter's process), and the growth is fitted on a
-log-log scale over the largest sizes. Ratios between sizes decide, never
-absolute times, so a slow machine does not change a verdict:
+``run`` exchange with the adapter's process by ``timing.TimedAdapter``),
+and the growth is fitted on a log-log scale over the largest sizes. Ratios
+between sizes decide, never absolute times, so a slow machine does not
+change a verdict:
 
 - ``linear``: the fitted exponent is below ``SUPERLINEAR_EXPONENT``;
 - ``superlinear``: at or above it (the exponent is reported);
@@ -29,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..__about__ import __version__
-from ..harness.protocol import AdapterProcess, run_message
+from ..harness.protocol import run_message
 from .families import FAMILIES, STANDARD, Family, Stream, standard_stream
+from .timing import TimedAdapter
 
 __all__ = [
     "SUPERLINEAR_EXPONENT",
@@ -109,7 +111,7 @@ def verdict(points: list[Point]) -> str:
 
 
 def measure(
-    process: AdapterProcess, stream: Stream, *, repeat: int, timeout: float, label: str
+    process: TimedAdapter, stream: Stream, *, repeat: int, timeout: float, label: str
 ) -> Point:
     """The best time of ``repeat`` runs of ``stream``; a timeout or crash ends the point."""
     message = run_message(
@@ -123,19 +125,17 @@ def measure(
     )
     best: float | None = None
     for _ in range(repeat):
-        started = time.perf_counter()
-        reply = process.run(message, timeout)
-        seconds = time.perf_counter() - started
-        if reply.kind == "timeout":
+        kind, seconds, detail = process.run(message, timeout)
+        if kind == "timeout":
             return Point(0, None, f"timeout after {timeout:g} s")
-        if reply.kind != "outcome":
-            return Point(0, None, f"crash: {reply.message}")
+        if kind != "outcome":
+            return Point(0, None, f"crash: {detail}")
         best = seconds if best is None else min(best, seconds)
     return Point(0, best)
 
 
 def scale(
-    process: AdapterProcess,
+    process: TimedAdapter,
     families: list[Family],
     *,
     quick: bool = False,
@@ -166,9 +166,7 @@ def scale(
     return found
 
 
-def throughput(
-    process: AdapterProcess, *, repeat: int = 3, timeout: float = 60.0
-) -> dict[str, Any]:
+def throughput(process: TimedAdapter, *, repeat: int = 3, timeout: float = 60.0) -> dict[str, Any]:
     """MB/s and chunks/s on the standard stream (``families.STANDARD`` events)."""
     stream = standard_stream()
     point = measure(process, stream, repeat=repeat, timeout=timeout, label="standard")
@@ -199,7 +197,7 @@ def document(adapters: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def adapter_entry(
-    process: AdapterProcess, dimensions: list[Dimension], speed: dict[str, Any] | None
+    process: TimedAdapter, dimensions: list[Dimension], speed: dict[str, Any] | None
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "version": process.version,
@@ -208,6 +206,17 @@ def adapter_entry(
     if speed is not None:
         data["throughput"] = speed
     return data
+
+
+def merge(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Adapter entries of ``new`` over ``old``, dimension by dimension: a run of
+    one dimension keeps the others' figures (each dimension lists its own sizes)."""
+    merged = dict(old)
+    for name, entry in new.items():
+        before = old.get(name, {})
+        dimensions = {**before.get("dimensions", {}), **entry["dimensions"]}
+        merged[name] = {**before, **entry, "dimensions": dimensions}
+    return merged
 
 
 def families_named(names: list[str]) -> list[Family]:
