@@ -22,7 +22,17 @@ import streamproof
 PACKAGE = Path(streamproof.__file__).resolve().parent
 
 # Lowest first. A module may import its own layer and the layers before it.
-LAYERS = ("foundation", "reference", "corpus", "harness", "checks", "reporting", "live", "app")
+LAYERS = (
+    "foundation",
+    "reference",
+    "corpus",
+    "harness",
+    "checks",
+    "fuzz",
+    "reporting",
+    "live",
+    "app",
+)
 FOUNDATION = {"__about__", "atomic", "errors", "resources"}
 # The module paths users had before the layers: thin re-exports, imported by nobody inside.
 OLD_PATHS = {"adapter", "chat", "chunking", "comparison", "nodejs", "runner", "sse", "worker"}

@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "replay the corpus over HTTP for real clients"),
     "record": ("record", "capture one live response as a case awaiting review"),
     "review": ("review", "check a recorded case field by field, then accept it"),
+    "fuzz": ("fuzz", "draw responses from a model, judge an adapter, shrink a disagreement"),
+    "scaling": ("scaling", "how an adapter's cost grows with event size, events and reads"),
 }
 
 

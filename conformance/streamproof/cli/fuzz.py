@@ -1,0 +1,85 @@
+"""``streamproof fuzz``: responses drawn from a model, judged against it, shrunk.
+
+Each example is an abstract response (docs/fuzzing.md) rendered to bytes and
+run through the adapter under a random chunking; its expected outcome comes
+from the model by construction. The first disagreement (or the first N
+distinct ones, ``--keep-going N``) is shrunk to a small response and written
+as a candidate case under ``--out`` (never into the corpus), with one line
+on the terminal. Exit status: 0 no disagreement, 1 a
+disagreement, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import UsageError
+from ..harness.protocol import AdapterProcess
+from ..reporting.wire import terminal_safe
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--adapter", default="reference", metavar="SPEC", help="adapter (default: reference)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="reproduces a session (default: 0)")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--max-examples", type=int, metavar="N", help="examples to draw (default: 200)"
+    )
+    budget.add_argument("--seconds", type=float, metavar="S", help="draw for this long instead")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("fuzz-candidates"),
+        metavar="DIR",
+        help="where a candidate case is written (default: ./fuzz-candidates/)",
+    )
+    parser.add_argument(
+        "--keep-going",
+        type=int,
+        default=1,
+        metavar="N",
+        help="go on after a disagreement until N distinct ones (default: 1)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S", help="seconds per run (default: 10)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.max_examples is not None and args.max_examples < 1:
+        raise UsageError(f"--max-examples must be at least 1, not {args.max_examples}")
+    if args.seconds is not None and not args.seconds > 0:
+        raise UsageError(f"--seconds must be positive, not {args.seconds}")
+    if args.keep_going < 1:
+        raise UsageError(f"--keep-going must be at least 1, not {args.keep_going}")
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be positive, not {args.timeout}")
+    from ..fuzz.session import Fuzzer
+
+    process = AdapterProcess(args.adapter)
+    process.start()
+    try:
+        fuzzer = Fuzzer(process, seed=args.seed, timeout=args.timeout)
+        report = fuzzer.run(
+            max_examples=args.max_examples or (10**9 if args.seconds else 200),
+            seconds=args.seconds,
+            out=args.out,
+            adapter=process.name,
+            keep_going=args.keep_going,
+        )
+    finally:
+        process.close()
+    if not report.findings:
+        print(
+            f"{terminal_safe(process.name)}: no disagreement in {report.examples} example(s)"
+            f" (seed {args.seed}, {report.skipped} not judgeable)"
+        )
+        return 0
+    for finding in report.findings:
+        print(terminal_safe(finding.summary(process.name)))
+    return 1

@@ -1,0 +1,110 @@
+"""A drawn response as a corpus case: judged in memory, written as a candidate.
+
+The case has the corpus's format (``schemas/case.schema.json``), the model's
+expected outcome and ``synthetic`` provenance. It is written to a folder the
+user names, never into a corpus: a person reviews a candidate and moves it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..corpus.cases import Case
+from ..harness.loader import CAPABILITIES
+from .model import STRUCTURAL, Response, claimed, outcomes, requires
+from .render import QUIRKS, Wire, render
+
+__all__ = ["event_count", "judgeable", "to_case", "write_candidate"]
+
+SPEC = {
+    "stream": ["semantics §3", "semantics §5"],
+    "json": ["semantics §9"],
+    "http-error": ["semantics §8.5"],
+}
+
+
+def judgeable(response: Response, capabilities: frozenset[str]) -> bool:
+    """Whether an adapter with ``capabilities`` can be judged on ``response`` (no skip)."""
+    return not (requires(response) & STRUCTURAL) - capabilities
+
+
+def to_case(
+    response: Response, capabilities: frozenset[str], *, case_id: str = "generic/fuzz"
+) -> Case:
+    """The case of ``response``, expecting only what the adapter claims."""
+    wire = render(response)
+    alternatives = [claimed(o, capabilities) for o in outcomes(response)]
+    data: dict[str, Any] = {
+        "id": case_id,
+        "title": "fuzz",
+        "provider": case_id.split("/")[0],
+        "model": response.model,
+        "provenance": {"kind": "synthetic", "source": "streamproof fuzz", "observed": _today()},
+        "request": wire.request,
+        "response": {"status": wire.status, "headers": wire.headers, "body": wire.body_name},
+        "requires": sorted(requires(response) & capabilities),
+        "severity": "should",
+        "tags": sorted(response.quirks & set(QUIRKS)),
+        "spec": SPEC[response.kind],
+    }
+    if len(alternatives) == 1:
+        data["expected"] = alternatives[0]
+    else:
+        data["expected_any"] = alternatives
+    return Case(case_id, Path("fuzz"), data, wire.body)
+
+
+def _today() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "adapter"
+
+
+def write_candidate(
+    out: Path,
+    response: Response,
+    ends: list[int],
+    *,
+    adapter: str,
+    seed: int,
+    example: int,
+    divergence: str,
+) -> Path:
+    """Write the case folder of a shrunk disagreement under ``out``; its path."""
+    slug = f"fuzz-{_slug(adapter)}-seed{seed}-{example}"
+    folder = out / "cases" / "generic" / slug
+    folder.mkdir(parents=True, exist_ok=True)
+    case = to_case(response, frozenset(CAPABILITIES), case_id=f"generic/{slug}")
+    wire: Wire = render(response)
+    events = event_count(response)
+    data = dict(case.data)
+    data["title"] = f"fuzz finding: {_slug(divergence.split(':')[0]) or 'outcome'} differs"[:69]
+    data["comment"] = (
+        f"Found by `streamproof fuzz --adapter {adapter} --seed {seed}` (example {example}) and "
+        f"shrunk to {events} event(s) in {len(ends)} read(s). The adapter's first divergence "
+        f"from the abstract model: {divergence}. The expectation comes from the fuzzer's model "
+        "of the response (docs/semantics.md), not from any parser: review it field by field "
+        "before moving this folder into corpus/cases/."
+    )
+    data["provenance"] = {
+        "kind": "synthetic",
+        "source": f"streamproof fuzz --adapter {adapter} --seed {seed}, example {example}",
+        "observed": _today(),
+    }
+    (folder / "case.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    (folder / wire.body_name).write_bytes(wire.body)
+    if len(ends) > 1:
+        sizes = [b - a for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+        (folder / "chunks.json").write_text(json.dumps({"sizes": sizes}) + "\n")
+    return folder
+
+
+def event_count(response: Response) -> int:
+    """Events in the body (a non-streamed body counts as one)."""
+    return len(response.events) if response.kind != "http-error" else 1
