@@ -1,10 +1,4 @@
-"""The pytest plugin: one test per case × transport.
-
-``pytest --streamproof=SPEC`` adds the corpus to any test session, so ``-k``,
-``-x``, ``--lf``, ``-n`` (xdist), ``--junitxml`` and ``--html`` work as usual.
-Nothing is registered unless the option is given. ``streamproof run`` drives
-the same plugin and the same engine.
-"""
+"""One pytest process's streamproof state: corpus, options, engine, results, report hooks."""
 
 from __future__ import annotations
 
@@ -18,129 +12,23 @@ from typing import Any
 
 import pytest
 
-from .corpus.cases import SEVERITIES, Case, CorpusError, load_corpus
-from .harness.engine import Engine, Result, Verdict
-from .harness.expectations import Expectations, load_expectations
-from .harness.loader import AdapterError
-from .harness.protocol import close_all
-from .harness.selection import KeywordError, Selection
-from .harness.transports import (
-    DEFAULT_SEED,
-    TRANSPORTS,
-    draw_seed,
-    parse_seed,
-    parse_seeds,
-    parse_transports,
+from ..corpus.cases import CorpusError, load_corpus
+from ..harness.engine import Engine, Result, Verdict
+from ..harness.expectations import Expectations, load_expectations
+from ..harness.loader import AdapterError
+from ..harness.protocol import close_all
+from ..harness.selection import KeywordError, Selection
+from ..harness.transports import (
     seed_words,
 )
-from .reporting.wire import terminal_safe
+from .items import StreamproofCollector
+from .options import seeds_of, transports_of
 
-__all__ = ["StreamproofFailure", "StreamproofItem", "StreamproofSession"]
+__all__ = ["StreamproofSession"]
+
 
 _FAILING = (Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS)
 _PROPERTY = "streamproof"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("streamproof", "streamproof conformance suite")
-    group.addoption(
-        "--streamproof",
-        metavar="SPEC",
-        help="score adapter SPEC (built-in name, file, module or cmd:…) "
-        "with one test per case × transport",
-    )
-    group.addoption(
-        "--streamproof-transport",
-        default="all",
-        metavar="LIST",
-        help=f"'all' or a comma list of {', '.join(TRANSPORTS)}",
-    )
-    group.addoption(
-        "--streamproof-case",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only cases whose id matches (repeatable)",
-    )
-    group.addoption(
-        "--streamproof-provider",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only this provider's cases (repeatable)",
-    )
-    group.addoption(
-        "--streamproof-keyword",
-        metavar="EXPR",
-        help="only runs whose id, title, tags, provider, severity or transport match EXPR",
-    )
-    group.addoption("--streamproof-corpus", metavar="DIR", help="another corpus folder")
-    group.addoption("--streamproof-expect", metavar="FILE", help="known failures (JSON)")
-    group.addoption(
-        "--streamproof-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="per case-run timeout (default: scaled with the body's size)",
-    )
-    group.addoption(
-        "--streamproof-seed",
-        default=str(DEFAULT_SEED),
-        metavar="N|random",
-        help=f"seed of the random transport (default: {DEFAULT_SEED}; "
-        "'random' draws one and prints it)",
-    )
-    group.addoption(
-        "--streamproof-seeds",
-        metavar="SPEC",
-        help="run the random transport once per seed, e.g. 1-20 or 1,5,9; a case that "
-        "fails under some seeds only is reported with them",
-    )
-    group.addoption(
-        "--streamproof-http",
-        action="store_true",
-        help="score the adapter's call(base_url, request) over real HTTP against a replay "
-        "server on 127.0.0.1",
-    )
-    group.addoption(
-        "--streamproof-fail-on",
-        choices=SEVERITIES,
-        default="may",
-        help="lowest severity whose failures fail (lower ones are xfail)",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("streamproof"):
-        config.pluginmanager.register(StreamproofSession(config), "streamproof-session")
-
-
-def _seeds(config: pytest.Config) -> tuple[int, list[int]]:
-    """The seed and the seeds of the random transport (``--streamproof-seed[s]``)."""
-    spec = config.getoption("streamproof_seeds")
-    try:
-        if spec is not None:
-            seeds = parse_seeds(spec)
-            return seeds[0], seeds
-        seed = parse_seed(config.getoption("streamproof_seed"))
-    except ValueError as exc:
-        raise pytest.UsageError(f"streamproof: {exc}") from None
-    seed = draw_seed() if seed is None else seed
-    return seed, [seed]
-
-
-def _transports(value: str) -> list[str]:
-    try:
-        return parse_transports(value)
-    except ValueError as exc:
-        raise pytest.UsageError(f"streamproof: {exc}") from None
-
-
-class StreamproofFailure(Exception):
-    """A case × transport that did not pass; carries its result."""
-
-    def __init__(self, result: Result) -> None:
-        super().__init__(result.first_divergence)
-        self.result = result
 
 
 class StreamproofSession:
@@ -149,7 +37,7 @@ class StreamproofSession:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.spec = str(config.getoption("streamproof"))
-        self.transports = _transports(config.getoption("streamproof_transport"))
+        self.transports = transports_of(config.getoption("streamproof_transport"))
         self.timeout: float | None = config.getoption("streamproof_timeout")
         self.fail_on: str = config.getoption("streamproof_fail_on")
         self.http: bool = bool(config.getoption("streamproof_http"))
@@ -173,7 +61,7 @@ class StreamproofSession:
             raise pytest.UsageError(f"streamproof: {exc}") from None
         self.work = selection.plan(self.corpus.cases, self.transports)
         worker_input = getattr(config, "workerinput", None)
-        self.seed, self.seeds = _seeds(config)
+        self.seed, self.seeds = seeds_of(config)
         if worker_input is not None and "streamproof_seed" in worker_input:
             self.seed = worker_input["streamproof_seed"]
             self.seeds = self.seeds if len(self.seeds) > 1 else [self.seed]
@@ -194,7 +82,7 @@ class StreamproofSession:
         if self._engine is None:
             http = None
             if self.http:
-                from .live.serve import ReplayServer  # the server's library loads only when asked
+                from ..live.serve import ReplayServer  # the server's library loads only when asked
 
                 self._server = ReplayServer(self.corpus, seed=self.seed)
                 self._server.start()
@@ -277,7 +165,7 @@ class StreamproofSession:
         if result.verdict in _FAILING:
             from pytest_html import extras
 
-            from .reporting.fragments import failure_html
+            from ..reporting.fragments import failure_html
 
             report.streamproof_outcome = result.outcome
             report.extras = [
@@ -330,7 +218,7 @@ class StreamproofSession:
     def pytest_html_results_summary(
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
-        from .reporting.fragments import failures_html, summary_html
+        from ..reporting.fragments import failures_html, summary_html
 
         name = self._html_name or self.adapter_name
         if self._html_report is not None:
@@ -400,70 +288,6 @@ def _end_with_controller() -> None:
 
 
 def _version() -> str:
-    from .__about__ import __version__
+    from ..__about__ import __version__
 
     return __version__
-
-
-class StreamproofCollector(pytest.Collector):
-    streamproof: StreamproofSession
-
-    def collect(self) -> list[pytest.Item]:
-        session = self.streamproof
-        items: list[pytest.Item] = []
-        for case, transport in session.work:
-            name = f"{case.id}[{transport}]"
-            # The node id is given whole so that it parses back to the same id
-            # that --lf and xdist keep (a bracketed name otherwise does not).
-            item = StreamproofItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}")
-            item.setup_case(session, case, transport)
-            items.append(item)
-        return items
-
-
-class StreamproofItem(pytest.Item):
-    """One case under one transport."""
-
-    def setup_case(self, session: StreamproofSession, case: Case, transport: str) -> None:
-        self.streamproof = session
-        self.case = case
-        self.transport = transport
-        self.result: Result | None = None
-        self.extra_keyword_matches.update({case.severity, case.provider, transport})
-
-    def runtest(self) -> None:
-        result = self.result = self.streamproof.engine().run(self.case, self.transport)
-        if result.verdict is Verdict.PASS:
-            return
-        if result.verdict is Verdict.SKIP:
-            pytest.skip(result.message)
-        if result.verdict is Verdict.XFAIL:
-            pytest.xfail(result.message)
-        fail_on = self.streamproof.fail_on
-        if SEVERITIES.index(self.case.severity) > SEVERITIES.index(fail_on):
-            pytest.xfail(
-                f"{self.case.severity} case below --streamproof-fail-on {fail_on}: "
-                f"{result.verdict.value}: {result.first_divergence}"
-            )
-        raise StreamproofFailure(result)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, StreamproofFailure):
-            result = excinfo.value.result
-            lines = [
-                f"{result.verdict.value} [{self.case.severity}] {self.case.id} "
-                f"under {self.transport}: {self.case.title}",
-                f"  {result.first_divergence}",
-            ]
-            if self.transport == "random":
-                if result.partial and result.seeds is not None:
-                    failing = seed_words(result.seeds["failing"])
-                    passing = seed_words(result.seeds["passing"])
-                    lines.append(f"  fails under {failing}; passes under {passing}")
-                seed = self.streamproof.reproducing_seed(result)
-                lines.append(f"  reproduce with --seed {seed}")
-            return "\n".join(terminal_safe(line) for line in lines)
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.case.dir / "case.json", None, f"{self.case.id} [{self.transport}]"

@@ -1,0 +1,106 @@
+"""The plugin's command-line options and how their values are read."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..corpus.cases import SEVERITIES
+from ..harness.transports import (
+    DEFAULT_SEED,
+    TRANSPORTS,
+    draw_seed,
+    parse_seed,
+    parse_seeds,
+    parse_transports,
+)
+
+__all__ = ["pytest_addoption", "seeds_of", "transports_of"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("streamproof", "streamproof conformance suite")
+    group.addoption(
+        "--streamproof",
+        metavar="SPEC",
+        help="score adapter SPEC (built-in name, file, module or cmd:…) "
+        "with one test per case × transport",
+    )
+    group.addoption(
+        "--streamproof-transport",
+        default="all",
+        metavar="LIST",
+        help=f"'all' or a comma list of {', '.join(TRANSPORTS)}",
+    )
+    group.addoption(
+        "--streamproof-case",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only cases whose id matches (repeatable)",
+    )
+    group.addoption(
+        "--streamproof-provider",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this provider's cases (repeatable)",
+    )
+    group.addoption(
+        "--streamproof-keyword",
+        metavar="EXPR",
+        help="only runs whose id, title, tags, provider, severity or transport match EXPR",
+    )
+    group.addoption("--streamproof-corpus", metavar="DIR", help="another corpus folder")
+    group.addoption("--streamproof-expect", metavar="FILE", help="known failures (JSON)")
+    group.addoption(
+        "--streamproof-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per case-run timeout (default: scaled with the body's size)",
+    )
+    group.addoption(
+        "--streamproof-seed",
+        default=str(DEFAULT_SEED),
+        metavar="N|random",
+        help=f"seed of the random transport (default: {DEFAULT_SEED}; "
+        "'random' draws one and prints it)",
+    )
+    group.addoption(
+        "--streamproof-seeds",
+        metavar="SPEC",
+        help="run the random transport once per seed, e.g. 1-20 or 1,5,9; a case that "
+        "fails under some seeds only is reported with them",
+    )
+    group.addoption(
+        "--streamproof-http",
+        action="store_true",
+        help="score the adapter's call(base_url, request) over real HTTP against a replay "
+        "server on 127.0.0.1",
+    )
+    group.addoption(
+        "--streamproof-fail-on",
+        choices=SEVERITIES,
+        default="may",
+        help="lowest severity whose failures fail (lower ones are xfail)",
+    )
+
+
+def seeds_of(config: pytest.Config) -> tuple[int, list[int]]:
+    """The seed and the seeds of the random transport (``--streamproof-seed[s]``)."""
+    spec = config.getoption("streamproof_seeds")
+    try:
+        if spec is not None:
+            seeds = parse_seeds(spec)
+            return seeds[0], seeds
+        seed = parse_seed(config.getoption("streamproof_seed"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"streamproof: {exc}") from None
+    seed = draw_seed() if seed is None else seed
+    return seed, [seed]
+
+
+def transports_of(value: str) -> list[str]:
+    try:
+        return parse_transports(value)
+    except ValueError as exc:
+        raise pytest.UsageError(f"streamproof: {exc}") from None
