@@ -134,3 +134,37 @@ def test_diff_lists_the_convention_and_the_changed_expectation(
     assert "snowflake/empty-id-and-created-zero [whole] fail → pass" in out
     assert "generic/empty-id-on-every-chunk" in out
     assert "1 changed expectation" in out
+
+
+def test_the_http_baselines_are_read_as_http_adapters() -> None:
+    baselines = findings.load_baselines(ROOT / "reports" / "baselines")
+    over_http = {name for name in baselines if name.startswith("http/")}
+    on_disk = {f"http/{p.stem}" for p in (ROOT / "reports" / "baselines" / "http").glob("*.json")}
+    assert over_http == on_disk and over_http
+    # The in-process baseline of the same adapter stays apart.
+    assert baselines["node-openai"] is not baselines["http/node-openai"]
+
+
+def test_an_http_failure_no_entry_explains_is_caught(copy: Path) -> None:
+    path = copy / "reports" / "findings.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    entries = document["entries"]
+    document["entries"] = [e for e in entries if "http/node-openai" not in e["adapters"]]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    found = findings.problems(document, findings.load_baselines(copy / "reports" / "baselines"))
+    assert any(
+        line.startswith("http/node-openai: wire/reset-after-finish-before-usage fails (crash")
+        for line in found
+    ), found
+
+
+def test_a_repro_over_http_names_the_adapter_and_http() -> None:
+    rows = [{"case": "wire/x", "transport": "lines", "verdict": "crash", "first_divergence": "E"}]
+    line = findings.repro("http/node-openai", "wire/x", rows, 1, "must")
+    assert line.startswith(
+        "`streamproof run --adapter node-openai --case 'wire/x [lines]' --http --no-html`"
+    ), line
+    plain = findings.repro("litellm", "wire/x", rows, 1, "must")
+    assert plain.startswith("`streamproof run --adapter litellm --case 'wire/x [lines]' --no-html`")
+    seeded = findings.repro("litellm", "c", [{**rows[0], "transport": "random"}], 7, "must")
+    assert "--case 'c [random]' --seed 7 --no-html" in seeded
