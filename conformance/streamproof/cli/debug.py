@@ -14,7 +14,9 @@ import pdb
 import sys
 import traceback
 
+from ..errors import UsageError
 from ..harness.loader import load_adapter
+from ..harness.nodejs import BUILTIN
 from ..harness.replay import find_case, replay_case
 from ..harness.transports import TRANSPORTS
 from ..reporting.wire import terminal_safe
@@ -45,6 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     case, named = find_case(args.case, args.corpus)
     replay = replay_case(case, args.transport or named or "whole", seed=args.seed)
+    if args.adapter.startswith("cmd:") or args.adapter in BUILTIN:
+        raise UsageError(
+            f"{args.adapter} runs in a process of its own (not Python): debug loads a Python "
+            f"adapter into this process; run it with: streamproof run --adapter {args.adapter} "
+            f"--case '{case.id} [{replay.transport}]' -v"
+        )
     adapter = load_adapter(args.adapter)
     print(f"{case.id} [{replay.transport}] with {adapter.name} {adapter.version}: {case.title}")
     try:
