@@ -150,7 +150,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="10 cases, one pass")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    cases = select(load_corpus().cases, [])
+    cases = [c for c in select(load_corpus().cases, []) if "fault" not in c.data]
     repeat = 1 if args.quick else args.repeat
     if args.quick:
         cases = cases[:10]

@@ -123,7 +123,8 @@ def test_a_missing_library_is_one_line_naming_the_extra(
     assert re.fullmatch(
         rf"{name}: cannot import: the [\w-]+ adapter needs [\w -]+ "
         rf"\(import of ({'|'.join(modules)}) halted; None in sys\.modules\); "
-        rf"install it with: pip install 'streamproof\[{extra}\]'",
+        rf"install it with: pip install 'streamproof\[{extra}\]' "
+        rf"\(from a clone: pip install -e '\.\[{extra}\]'\)",
         message,
     ), message
     assert extra in declared_extras()
