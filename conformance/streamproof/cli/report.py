@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..corpus.cases import load_corpus
 from ..errors import UsageError
+from ..reporting.cost import ScalingError
 from ..reporting.matrix import MatrixError, write_matrix
 from .options import add_corpus_option
 
@@ -29,14 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where to write it (default: streamproof-matrix.html)",
     )
+    parser.add_argument(
+        "--scaling",
+        type=Path,
+        metavar="FILE",
+        help="add the cost verdicts and throughput of a 'scaling --json' file",
+    )
     add_corpus_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     corpus = load_corpus(args.corpus)
     try:
-        write_matrix(args.results, args.output, corpus)
-    except MatrixError as exc:
+        write_matrix(args.results, args.output, corpus, args.scaling)
+    except (MatrixError, ScalingError) as exc:
         raise UsageError(str(exc)) from None
     print(f"matrix: {args.output} ({len(args.results)} results files, corpus {corpus.version})")
     return 0

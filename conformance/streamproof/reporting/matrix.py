@@ -19,6 +19,7 @@ from ..atomic import write_atomic
 from ..corpus.cases import SEVERITIES, Case, Corpus
 from ..corpus.schemas import schema_errors
 from ..harness.comparison import Divergence
+from .cost import cost_rows, load_scaling
 from .render import template
 from .wire import wire_view
 
@@ -164,11 +165,17 @@ class Group:
     folds: list[Fold]
 
 
-def write_matrix(results: list[Path], out: Path, corpus: Corpus) -> None:
-    """Render the matrix of ``results`` (one results file per adapter) into ``out``."""
+def write_matrix(
+    results: list[Path], out: Path, corpus: Corpus, scaling: Path | None = None
+) -> None:
+    """Render the matrix of ``results`` (one results file per adapter) into ``out``,
+    with the cost verdicts and throughput of ``scaling`` (``streamproof scaling --json``)."""
     if not results:
         raise MatrixError("the matrix needs at least one results file")
     runs = _runs(results, corpus)
+    cost = (
+        cost_rows(load_scaling(scaling), [run.adapter["name"] for run in runs]) if scaling else []
+    )
     cases = {c.id: c for c in corpus.cases}
     ids = sorted({i for run in runs for i in run.rows}, key=lambda i: _order(_provider(i), i))
     budget, omitted = WIRE_BUDGET, 0
@@ -203,6 +210,7 @@ def write_matrix(results: list[Path], out: Path, corpus: Corpus) -> None:
         wire_omitted=omitted,
         wire_limit=WIRE_LIMIT,
         unrun=len(set(cases) - set(ids)),
+        cost=cost,
         gone=sum(1 for r in rows if not r.in_corpus),
     )
     write_atomic(out, html)
