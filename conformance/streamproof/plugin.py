@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Generator
@@ -100,6 +101,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="score the adapter's call(base_url, request) over real HTTP against a replay "
         "server on 127.0.0.1",
+    )
+    group.addoption(
+        "--streamproof-trace", metavar="FILE", help="append the protocol traffic here (JSON lines)"
     )
     group.addoption(
         "--streamproof-fail-on",
@@ -207,6 +211,7 @@ class StreamproofSession:
                     timeout=self.timeout,
                     expectations=self.expectations,
                     http=http,
+                    trace=self.config.getoption("streamproof_trace"),
                 )
             except AdapterError as exc:
                 pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
@@ -224,6 +229,8 @@ class StreamproofSession:
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()
+            for fault in engine.process.faults:  # between cases: no case's verdict
+                print(f"streamproof: adapter fault {fault}", file=sys.stderr)
         if self._server is not None:
             self._server.stop()
             self._server = None
