@@ -82,6 +82,7 @@ def test_the_reference_adapter_through_the_worker_passes() -> None:
         ("call_string", "call"),
         ("counts_seq", "seq"),
         ("outcome_list", "seq"),
+        ("nan_outcome", "seq"),
         ("exits_after_crash", "keeps-serving"),
         ("empty_body_dies", "empty-body"),
         ("large_body_hangs", "large-body"),
