@@ -108,7 +108,7 @@ def test_a_handshake_without_version_is_refused_in_one_line() -> None:
 def test_a_fault_after_a_reply_is_the_adapters_not_the_next_cases(adapter: str, said: str) -> None:
     process = AdapterProcess(f"cmd:{sys.executable} {BROKEN / adapter}")
     try:
-        first = process.run(_message("p/first"), 10)
+        first = process.run(_message("p/quiet"), 10)
         time.sleep(0.4)  # the late line is written, or the process has died
         second = process.run(_message("p/second"), 10)
     finally:
@@ -117,7 +117,7 @@ def test_a_fault_after_a_reply_is_the_adapters_not_the_next_cases(adapter: str, 
     assert process.restarts == 1
     assert len(process.faults) == 1
     assert (
-        process.faults[0].startswith("after its reply to p/first, ") and said in process.faults[0]
+        process.faults[0].startswith("after its reply to p/quiet, ") and said in process.faults[0]
     )
 
 
