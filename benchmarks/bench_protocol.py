@@ -1,6 +1,6 @@
 """A persistent adapter process against one process per case, on the same cases.
 
-streamproof keeps one adapter process alive across cases (CONTRACT §4);
+streamproof keeps one adapter process alive across cases (docs/protocol.md);
 toml-test and JSONTestSuite start a new process for every case. This runs
 the same case-runs both ways, in one run on one machine, and reports the
 medians and the ratio.

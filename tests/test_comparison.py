@@ -127,7 +127,7 @@ def test_the_results_schema_allows_the_absent_flag() -> None:
     assert "actual_absent" in (schema_errors("results", _results_with(row)) or "")
 
 
-# Conventions are not defects (CONTRACT §2, semantics §12.5): each accepted,
+# Conventions are not defects (semantics §12.5): each accepted,
 # and a real difference beside it still fails.
 
 

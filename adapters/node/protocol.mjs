@@ -12,7 +12,9 @@
 //
 // and returns an outcome object (schemas/outcome.schema.json). An exception
 // escaping parse, or a promise the library leaves rejected and unhandled
-// while the case runs, is a crash reply; the process keeps serving.
+// while the case runs, is a crash reply; the process keeps serving. An error
+// that a case's own timers or promises raise after its reply is printed on
+// stderr with the case it came from, and charged to no case (docs/protocol.md).
 //
 // An adapter may also export call(baseUrl, request): a real client run
 // against streamproof's replay server (`run --http`). serve() then announces
@@ -22,6 +24,7 @@
 // stdout carries the protocol only: whatever the adapter or a library prints
 // (console.log included) goes to stderr.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -31,6 +34,11 @@ const writeProtocol = process.stdout.write.bind(process.stdout);
 process.stdout.write = process.stderr.write.bind(process.stderr);
 
 let faults = null; // what went unhandled while the current case ran
+let serving = false; // serve() has begun: before it, an uncaught error ends the process
+// The case whose code (timers and promises included) raised: an error that a
+// case's parser leaves behind after its reply is never charged to the next case.
+const caseOf = new AsyncLocalStorage();
+let current = null; // the seq of the case now running
 
 function oneLine(error) {
   const text = String(error?.message ?? error).split(/\s+/).filter(Boolean).join(' ');
@@ -41,6 +49,18 @@ function oneLine(error) {
 for (const event of ['unhandledRejection', 'uncaughtException']) {
   process.on(event, (error) => {
     console.error(`streamproof adapter: ${event}:`, error);
+    // While the adapter module loads (before serve()), nothing can be served:
+    // exit non-zero, so that the harness reports this error, not a silent end.
+    if (!serving) process.exit(1);
+    // Between cases, no case is charged: the error stays on stderr.
+    const owner = caseOf.getStore();
+    if (owner !== undefined && owner.seq !== current) {
+      console.error(
+        `streamproof adapter: the ${event} above comes from case ${owner.case} ` +
+          `(seq ${owner.seq}), after its reply: it is not charged to another case`,
+      );
+      return;
+    }
     if (faults) faults.push(`${event}: ${oneLine(error)}`);
   });
 }
@@ -111,16 +131,22 @@ export function versionOf(name) {
 /** One case: `produce()` gives the outcome (parse or call), or throws. */
 async function answer(message, produce) {
   faults = [];
+  current = message.seq;
   let result;
   try {
-    const outcome = await produce();
-    await nextTurn(); // let what this case left unhandled surface now
+    const owner = { seq: message.seq, case: message.case ?? message.request?.model };
+    const outcome = await caseOf.run(owner, async () => {
+      const value = await produce();
+      await nextTurn(); // let what this case left unhandled surface now
+      return value;
+    });
     result = { seq: message.seq, outcome: outcome ?? null };
   } catch (error) {
     result = { seq: message.seq, crash: oneLine(error) };
   }
   const seen = faults;
   faults = null;
+  current = null;
   if (seen.length && result.crash === undefined) result = { seq: message.seq, crash: seen[0] };
   try {
     JSON.stringify(result);
@@ -132,6 +158,7 @@ async function answer(message, produce) {
 
 /** Serve the protocol on stdin/stdout until "stop" or the end of stdin. */
 export async function serve(adapter) {
+  serving = true;
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("list_cases", "list the cases"),
     "show": ("show", "show one case's stream and expectation"),
     "debug": ("debug", "run one case through an adapter in this process, under pdb if asked"),
+    "check-adapter": ("check_adapter", "check that an adapter speaks the protocol, case by case"),
     "validate": ("validate", "check the corpus"),
     "manifest": ("manifest", "rewrite corpus/manifest.json from the files"),
     "quirks": ("quirks", "print the providers × quirks tables"),

@@ -56,6 +56,7 @@ class RunOptions:
     baseline: Path | None = None
     http: bool = False
     write_expect: Path | None = None
+    trace: Path | None = None
 
 
 class RunInterrupted(Exception):
@@ -149,6 +150,8 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         args += ["--streamproof-timeout", str(options.timeout)]
     if options.http:
         args += ["--streamproof-http"]
+    if options.trace:
+        args += ["--streamproof-trace", str(options.trace)]
     if options.jobs > 1:
         args += ["-n", str(options.jobs)]
     if options.html:

@@ -17,6 +17,7 @@ from ..harness.engine import Result
 from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess, close_all
 from ..harness.selection import Selection
+from ..harness.trace import TraceFile
 from ..harness.transports import (
     DEFAULT_SEED,
     draw_seed,
@@ -54,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--adapter",
         metavar="SPEC",
-        help="built-in name, path/to/adapter.py or a module (default: reference)",
+        help="built-in name, path/to/adapter.py, a module, or cmd:COMMAND for a program "
+        "in any language speaking the protocol of docs/protocol.md (default: reference)",
     )
     add_selection_arguments(parser)
     parser.add_argument(
@@ -98,6 +100,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="known failures: listed failures are xfail, listed passes xpass",
+    )
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="write every protocol line to and from the adapter here, one JSON line each "
+        "(docs/protocol.md)",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write results JSON here")
     parser.add_argument(
@@ -154,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             html=None if args.no_html else args.html or Path(DEFAULT_REPORT),
             junit=args.junit,
             write_expect=args.write_expect,
+            trace=args.trace,
         )
     )
 
@@ -242,9 +252,14 @@ def _execute(request: RunOptions) -> int:
         raise RunError(f"{selection.describe()} matches no case run")
     # Start the adapter once up front: a broken adapter is one line and exit 2
     # before any case runs, and its handshake names it in the results.
-    probe = AdapterProcess(request.spec, timeout=request.timeout)
-    probe.start()
-    probe.close()
+    trace = TraceFile(request.trace, append=False) if request.trace else None
+    probe = AdapterProcess(request.spec, timeout=request.timeout, trace=trace)
+    try:
+        probe.start()
+        probe.close()
+    finally:
+        if trace is not None:
+            trace.close()
     if request.http and not probe.supports_call:
         raise RunError(
             f"{request.spec}: defines no call(base_url, request), so it cannot be "

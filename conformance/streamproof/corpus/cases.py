@@ -84,7 +84,7 @@ class Case:
 
     @property
     def runnable(self) -> bool:
-        """A recorded case counts only once a person has reviewed it (CONTRACT §1)."""
+        """A recorded case counts only once a person has reviewed it (corpus/README.md)."""
         provenance = self.data["provenance"]
         return provenance["kind"] != "recorded" or bool(provenance.get("reviewed_by"))
 

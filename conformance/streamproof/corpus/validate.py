@@ -39,7 +39,7 @@ _FIELD_CAPABILITY = {
 
 
 def needed_capabilities(case: Case) -> set[str]:
-    """The capabilities that the case's expectations state (CONTRACT §3)."""
+    """The capabilities that the case's expectations state (README.md, Terms: capability)."""
     needed: set[str] = set()
     for want in case.alternatives:
         needed |= _needed_by(want, case)

@@ -29,9 +29,21 @@ _READS = 16
 _NOISE = re.compile(r"^(Node\.js v\d+\S*|at \S.*)$")
 
 
+# An error's own line ("TypeError: x", "Error [ERR_X]: y"): Node prints more
+# after it (frames, then the error's properties as "{ code: ... }"), so the
+# last such line among the last few says more than the last line does.
+_ERROR = re.compile(r"^(?:Uncaught )?[\w$.]*(?:Error|Exception)(?: \[\w+\])?: \S")
+_ERROR_WINDOW = 30
+
+
 def last_meaningful_line(text: str, limit: int = 200) -> str:
-    """The last line that says something: no blank, Node banner or stack frame."""
-    for line in reversed(text.splitlines()):
+    """The error's own line if one ends the output, else the last line that says
+    something: no blank, Node banner or stack frame."""
+    lines = text.splitlines()
+    for line in reversed(lines[-_ERROR_WINDOW:]):
+        if _ERROR.match(line.strip()):
+            return line.strip()[:limit]
+    for line in reversed(lines):
         line = line.strip()
         if line and not _NOISE.match(line):
             return line[:limit]

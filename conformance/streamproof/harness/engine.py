@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..corpus.cases import Case
@@ -23,6 +24,7 @@ from .expectations import Expectation, Expectations, merged_seeds
 from .incremental import check_deltas
 from .loader import AdapterError
 from .protocol import AdapterProcess, run_message
+from .trace import TraceFile
 from .transports import boundaries, seed_words
 
 __all__ = ["Engine", "Result", "Verdict", "default_timeout", "judge", "plan", "run_all", "select"]
@@ -170,7 +172,9 @@ class Engine:
         timeout: float | None = None,
         expectations: Expectations | None = None,
         http: Callable[[str, str], str] | None = None,
+        trace: str | Path | None = None,
     ) -> None:
+        """``trace``: a file the protocol traffic is appended to (``TraceFile``)."""
         self.seed = seed
         # The random transport runs once per seed when several are given.
         self.seeds = list(seeds) if seeds else [seed]
@@ -178,10 +182,15 @@ class Engine:
         self.expectations = expectations
         self.http = http  # over real HTTP: the base URL that replays (case id, transport)
         # The handshake's time limit follows --timeout (see AdapterProcess).
-        self.process = AdapterProcess(spec, timeout=timeout)
-        self.process.start()
+        self.trace = TraceFile(Path(trace)) if trace is not None else None
+        self.process = AdapterProcess(spec, timeout=timeout, trace=self.trace)
+        try:
+            self.process.start()
+        except AdapterError:
+            self._close_trace()
+            raise
         if http is not None and not self.process.supports_call:
-            self.process.close()
+            self.close()
             raise AdapterError(
                 f"{spec}: defines no call(base_url, request), so it cannot "
                 "be scored over HTTP (--http is not applicable)"
@@ -193,6 +202,11 @@ class Engine:
 
     def close(self) -> None:
         self.process.close()
+        self._close_trace()
+
+    def _close_trace(self) -> None:
+        if self.trace is not None:
+            self.trace.close()
 
     def run(self, case: Case, transport: str) -> Result:
         """One case under one transport, with known failures applied.
@@ -274,7 +288,7 @@ class Engine:
                 output=reply.output,
                 traceback=reply.traceback,
             )
-        # Incremental delivery is checked in-process only (CONTRACT §2): over a
+        # Incremental delivery is checked in-process only (semantics §11): over a
         # socket nobody knows how many bytes the client had read.
         result = judge(case, transport, reply.outcome, seconds, None if self.http else ends)
         return replace(result, output=reply.output) if reply.output else result

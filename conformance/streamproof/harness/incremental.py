@@ -1,4 +1,4 @@
-"""Checking incremental delivery (semantics §11, CONTRACT §2 ``deltas``).
+"""Checking incremental delivery (semantics §11, the outcome's ``deltas``).
 
 The harness finds where each event ends with its own minimal scan of the
 body — blank lines, ``data`` lines, ``choices[].delta.content`` — so that the

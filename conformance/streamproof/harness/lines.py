@@ -45,6 +45,10 @@ class LineReader:
         self._buffer = bytearray()
         self._scanned = 0  # bytes of the buffer known to hold no line end
 
+    def waiting(self) -> bool:
+        """Whether anything (bytes, or the end of the stream) can be read now."""
+        return bool(self._buffer) or bool(select.select([self.fd], [], [], 0)[0])
+
     def read_line(self, deadline: float) -> bytes:
         """The next line without its ``\\n``; raises when none comes in time."""
         while True:

@@ -1,4 +1,4 @@
-"""Adapters: loading one from a SPEC and handing it a response (CONTRACT §4).
+"""Adapters: loading one from a SPEC and handing it a response (docs/protocol.md).
 
 The built-in adapters are files under ``adapters/`` and are loaded by path,
 exactly like a user's file: there is no shortcut for our own.

@@ -1,4 +1,4 @@
-"""The harness side of the subprocess protocol (CONTRACT §4).
+"""The harness side of the subprocess protocol (docs/protocol.md).
 
 One ``AdapterProcess`` owns one persistent child: it starts it, shakes hands,
 sends a case, waits for the reply under a deadline, and kills and restarts
@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,7 +35,10 @@ from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
 from .loader import CAPABILITIES, AdapterError
 from .strict_json import NotStrictJSON, reject_constant
 
-__all__ = ["MAX_REPLY", "AdapterProcess", "Reply", "close_all", "process_for"]
+__all__ = ["MAX_REPLY", "AdapterProcess", "Reply", "Trace", "close_all", "process_for"]
+
+# Told of every protocol line: ("to-adapter" or "from-adapter", the child's pid, the line).
+Trace = Callable[[str, int, bytes], None]
 
 # Importing a large SDK in a fresh interpreter can take seconds on a busy
 # machine; the handshake gets this long before the adapter is declared dead.
@@ -111,6 +115,7 @@ class AdapterProcess:
         timeout: float | None = None,
         start_timeout: float | None = None,
         max_reply: int = MAX_REPLY,
+        trace: Trace | None = None,
     ) -> None:
         """``timeout`` is the run's per-case timeout (``--timeout``), from which
         the handshake's follows; ``start_timeout`` sets the handshake's exactly."""
@@ -125,6 +130,11 @@ class AdapterProcess:
             start_timeout = START_TIMEOUT if timeout is None else max(timeout, MIN_START_TIMEOUT)
         self.start_timeout = start_timeout
         self.max_reply = max_reply
+        self.trace = trace
+        # What the adapter did between two cases (died, wrote a line no message
+        # asked for): faults of the adapter, charged to no case.
+        self.faults: list[str] = []
+        self._after = ""  # "after its reply to CASE": the last reply, for those faults
         # Set when a restart failed: every later case is a crash saying why.
         self.broken = ""
         self._proc: Any = None  # a subprocess.Popen[bytes] (tests give a stand-in)
@@ -149,8 +159,16 @@ class AdapterProcess:
         self._handshake(hello)
 
     def _handshake(self, hello: dict[str, Any]) -> None:
+        version = hello.get("version")
+        if not isinstance(version, str) or not version.strip():
+            self.close()
+            got = "none" if version is None else json.dumps(version)[:80]
+            raise AdapterError(
+                f"{self.spec}: the handshake MUST name the adapter's version "
+                f'("version": a non-empty string), got {got} (docs/protocol.md)'
+            )
         self.name = str(hello.get("name") or self.spec)
-        self.version = str(hello.get("version") or "unknown")
+        self.version = version
         declared = hello.get("capabilities")
         if declared is not None:
             if not isinstance(declared, list) or not all(isinstance(c, str) for c in declared):
@@ -193,6 +211,7 @@ class AdapterProcess:
         if proc is not None and proc.poll() is None:
             try:
                 assert proc.stdin is not None
+                self._traced("to-adapter", b'{"cmd": "stop"}\n')
                 proc.stdin.write(b'{"cmd": "stop"}\n')
                 proc.stdin.flush()
                 proc.wait(timeout=2)
@@ -208,6 +227,7 @@ class AdapterProcess:
         """
         proc, self._proc = self._proc, None
         group, self._group = self._group, None
+        self._after = ""
         if proc is not None:
             _kill(proc, group)
             for stream in (proc.stdin, proc.stdout):
@@ -234,6 +254,7 @@ class AdapterProcess:
         """Send one ``run`` (or ``call``) message; never raises for the child's faults."""
         if self.broken:
             return Reply("crash", message=self.broken)
+        self._settle()
         if self._proc is None:
             self.start()
         self._seq += 1
@@ -245,6 +266,7 @@ class AdapterProcess:
             self._restart()
             return replace(dead.reply, output=output)
         output = self._output(mark)
+        self._after = f"after its reply to {message.get('case') or f'message {self._seq}'}"
         if "crash" in reply:
             crash = _one_line(reply["crash"]) or "the adapter reported a crash with no message"
             frames = reply.get("traceback")
@@ -260,6 +282,37 @@ class AdapterProcess:
                 "crash", message=f"protocol: reply without outcome or crash: {shown}", output=output
             )
         return Reply("outcome", outcome=reply["outcome"], output=output)
+
+    def _settle(self) -> None:
+        """Before a case: a fault since the last reply is the adapter's, not this case's.
+
+        A child that died after its last reply, or wrote a line no message
+        asked for (a late error, a second reply), is restarted now, and the
+        fault is kept in ``faults`` naming the case it followed; the case
+        about to run starts on a healthy child and is not charged with it.
+        """
+        proc, lines = self._proc, self._lines
+        if proc is None or lines is None or not self._after:
+            return
+        if proc.poll() is None and not lines.waiting():
+            return
+        after = self._after
+        try:
+            line = lines.read_line(time.monotonic() + 0.2)
+        except (ReadTimeout, StreamClosed, LineTooLong):
+            line = None
+        if line is not None:
+            self._traced("from-adapter", line)
+            fault = f"{after}, the adapter wrote a line no message asked for: {line[:120]!r}"
+        else:
+            fault = f"{after}, the {self._death().message}"
+        self.faults.append(fault)
+        self._after = ""
+        self._restart()
+
+    def _traced(self, direction: str, line: bytes) -> None:
+        if self.trace is not None and self._proc is not None:
+            self.trace(direction, self._proc.pid, line)
 
     def _output(self, mark: int) -> str:
         return self._capture.since(mark) if self._capture is not None else ""
@@ -279,9 +332,12 @@ class AdapterProcess:
         deadline = time.monotonic() + timeout
         if seq is not None:
             message = {**message, "seq": seq}
-        self._write(json.dumps(message).encode() + b"\n", deadline, timeout)
+        data = json.dumps(message).encode() + b"\n"
+        self._traced("to-adapter", data)
+        self._write(data, deadline, timeout)
         while True:
             line = self._read_line(deadline, timeout)
+            self._traced("from-adapter", line)
             try:
                 reply = json.loads(line, parse_constant=reject_constant)
             except NotStrictJSON as exc:  # NaN or Infinity: not JSON, whatever Python accepts

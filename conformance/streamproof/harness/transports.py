@@ -1,4 +1,4 @@
-"""Transports: the ways a body is cut into reads (CONTRACT §5).
+"""Transports: the ways a body is cut into reads (docs/protocol.md, Boundaries).
 
 A transport is a list of chunk end offsets into the body, so the same
 boundaries can be replayed in-process, sent to a subprocess and shown.

@@ -78,6 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "server on 127.0.0.1",
     )
     group.addoption(
+        "--streamproof-trace", metavar="FILE", help="append the protocol traffic here (JSON lines)"
+    )
+    group.addoption(
         "--streamproof-fail-on",
         choices=SEVERITIES,
         default="may",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Generator
@@ -95,6 +96,7 @@ class StreamproofSession:
                     timeout=self.timeout,
                     expectations=self.expectations,
                     http=http,
+                    trace=self.config.getoption("streamproof_trace"),
                 )
             except AdapterError as exc:
                 pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
@@ -112,6 +114,8 @@ class StreamproofSession:
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()
+            for fault in engine.process.faults:  # between cases: no case's verdict
+                print(f"streamproof: adapter fault {fault}", file=sys.stderr)
         if self._server is not None:
             self._server.stop()
             self._server = None

@@ -3,7 +3,7 @@
 A best effort in three steps, each sound when it answers:
 
 1. the outcome's ``deltas`` say after how many bytes each piece of content
-   was surfaced (``at_byte``, CONTRACT §2): the first piece that does not
+   was surfaced (``at_byte``, semantics §11): the first piece that does not
    continue the expected text points at the read that brought it;
 2. for a ``content`` divergence, the body's own content events (the harness's
    scan, no parser of ours) are followed until the outcome stops containing
