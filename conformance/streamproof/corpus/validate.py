@@ -108,7 +108,7 @@ def _lint_case(case: Case, sections: set[str]) -> list[str]:
     return problems + _fault_problems(case, name)
 
 
-#: The folder of the cases whose fault exists only on a real connection (CONTRACT §1).
+#: The folder of the cases whose fault exists only on a real connection (corpus/README.md, 'Faults on a real connection').
 WIRE_PROVIDER = "wire"
 
 

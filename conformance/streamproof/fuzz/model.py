@@ -180,7 +180,7 @@ def _fold(response: Response, events: tuple[Event, ...]) -> dict[str, Any]:
         outcome["error"] = error
     if status == "error":
         # As the corpus's error cases do: after an error the text that arrived
-        # is stated (CONTRACT §2), usage only if it arrived, metadata not at all.
+        # is stated (semantics §12.5), usage only if it arrived, metadata not at all.
         del outcome["id"], outcome["model"]
         if usage is None:
             del outcome["usage"]
@@ -259,7 +259,7 @@ CHOICE_FIELDS = {
 
 
 def requires(response: Response) -> set[str]:
-    """The capabilities a case of ``response`` requires (CONTRACT §3)."""
+    """The capabilities a case of ``response`` requires (README.md, 'Terms': capabilities)."""
     found = {"content"}
     if response.kind == "http-error":
         return found | {"http_error"}

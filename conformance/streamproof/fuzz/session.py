@@ -3,7 +3,7 @@
 The adapter runs in its own process (``harness.protocol.AdapterProcess``),
 exactly as ``streamproof run`` runs it, and every outcome is judged by
 ``harness.engine.judge`` against the model's expectation, so the comparison
-module's conventions (CONTRACT §2) apply and a convention is never reported.
+module's conventions (semantics §12.5) apply and a convention is never reported.
 Everything random comes from one ``random.Random(seed)``: the same seed
 draws the same responses and the same reads.
 """

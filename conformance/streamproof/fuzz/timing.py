@@ -4,7 +4,7 @@
 time one: it reads a reply by appending to a ``bytes`` buffer and searching
 all of it for the line end after every read, which costs time quadratic in
 the reply's size (an outcome that carries 8 MiB of content took about a
-second there). Here the same protocol (CONTRACT §4) is spoken with a reader
+second there). Here the same protocol (docs/protocol.md) is spoken with a reader
 that only searches the new bytes, so the time measured is the adapter's own
 plus linear transfer costs.
 """

@@ -254,7 +254,7 @@ class Engine:
         return replace(found, seeds=seeds, seconds=seconds)
 
     def _run(self, case: Case, transport: str, seed: int) -> Result:
-        if case.fault is not None and self.http is None:  # CONTRACT §1: wire/ cases
+        if case.fault is not None and self.http is None:  # semantics §5.4: wire/ cases
             what = f"fault {case.fault['kind']} after byte {case.fault['after_byte']}"
             reason = f"{what} exists only on a real connection; run --http scores it"
             return Result(case, transport, Verdict.SKIP, message=reason)

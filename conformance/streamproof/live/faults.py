@@ -1,6 +1,6 @@
 """The faults of ``wire/`` cases, produced on the real socket by ``serve``.
 
-A case with a ``fault`` (``schemas/case.schema.json``, CONTRACT §1) is a
+A case with a ``fault`` (``schemas/case.schema.json``; docs/semantics.md §5.4) is a
 response that breaks the connection after ``after_byte`` bytes of its body
 file. aiohttp finishes every response it starts (a terminating chunk, a
 ``Content-Length`` it keeps), so these responses are written here, by hand,

@@ -224,7 +224,7 @@ def _row_problems(row: dict[str, Any], case: Case, capabilities: set[str]) -> li
     if row["transport"] == "recorded" and not case.has_chunks:
         problems.append("the case has no chunks.json: no run scores it under 'recorded'")
     missing = sorted(case.requires - capabilities)
-    # A wire/ case skips in-process whatever the adapter declares (CONTRACT §1).
+    # A wire/ case skips in-process whatever the adapter declares (docs/semantics.md §5.4).
     message = row.get("message", "")
     off_the_wire = case.fault is not None and lacking_from_message("skip", message) != []
     if row["verdict"] == "skip" and not missing and not off_the_wire:
