@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from .cli.handover import handed_over
 from .corpus.cases import SEVERITIES, Case, CorpusError, load_corpus
 from .harness.engine import Engine, Result, Verdict
 from .harness.expectations import Expectations, load_expectations
@@ -154,8 +155,9 @@ class StreamproofSession:
         self.fail_on: str = config.getoption("streamproof_fail_on")
         self.http: bool = bool(config.getoption("streamproof_http"))
         corpus_dir = config.getoption("streamproof_corpus")
+        handed, self._process = handed_over(config, self.spec, corpus_dir)
         try:
-            self.corpus = load_corpus(Path(corpus_dir) if corpus_dir else None)
+            self.corpus = handed or load_corpus(Path(corpus_dir) if corpus_dir else None)
             self.by_id = {c.id: c for c in self.corpus.cases}
             expect = config.getoption("streamproof_expect")
             self.expectations: Expectations | None = (
@@ -207,6 +209,7 @@ class StreamproofSession:
                     timeout=self.timeout,
                     expectations=self.expectations,
                     http=http,
+                    process=self._process,
                 )
             except AdapterError as exc:
                 pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)

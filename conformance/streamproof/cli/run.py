@@ -244,7 +244,9 @@ def _execute(request: RunOptions) -> int:
     # before any case runs, and its handshake names it in the results.
     probe = AdapterProcess(request.spec, timeout=request.timeout)
     probe.start()
-    probe.close()
+    handed = request.jobs == 1 and not request.http  # else the session starts its own
+    if not handed:
+        probe.close()
     if request.http and not probe.supports_call:
         raise RunError(
             f"{request.spec}: defines no call(base_url, request), so it cannot be "
@@ -253,7 +255,11 @@ def _execute(request: RunOptions) -> int:
     drawn = request.seed is None
     seed = draw_seed() if request.seed is None else request.seed
     options = replace(request, seed=seed, corpus=corpus.root)
-    results, code, output = run_through_pytest(options, len(work))
+    # The in-process session takes over the corpus loaded here and the probe's
+    # process, rather than loading and starting them again.
+    results, code, output = run_through_pytest(
+        options, len(work), corpus=corpus, process=probe if handed else None
+    )
     if request.exitfirst and code == 1 and len(results) < len(work):
         print(f"stopped at the first failure (-x) after {len(results)} of {len(work)} case runs")
         work = work[: len(results)]

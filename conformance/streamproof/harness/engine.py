@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..corpus.cases import Case
-from ..corpus.schemas import schema_errors
+from ..corpus.checked import outcome_text, schema_problem
 from .comparison import Divergence, best_alternative
 from .expectations import Expectation, Expectations, merged_seeds
 from .incremental import check_deltas
@@ -170,6 +170,7 @@ class Engine:
         timeout: float | None = None,
         expectations: Expectations | None = None,
         http: Callable[[str, str], str] | None = None,
+        process: AdapterProcess | None = None,
     ) -> None:
         self.seed = seed
         # The random transport runs once per seed when several are given.
@@ -178,8 +179,11 @@ class Engine:
         self.expectations = expectations
         self.http = http  # over real HTTP: the base URL that replays (case id, transport)
         # The handshake's time limit follows --timeout (see AdapterProcess).
-        self.process = AdapterProcess(spec, timeout=timeout)
-        self.process.start()
+        # ``process``: one already started for ``spec`` (``streamproof run``'s probe).
+        if process is None:
+            process = AdapterProcess(spec, timeout=timeout)
+            process.start()
+        self.process = process
         if http is not None and not self.process.supports_call:
             self.process.close()
             raise AdapterError(
@@ -326,7 +330,7 @@ def judge(
             seconds=seconds,
             message=f"adapter returned {type(outcome).__name__}, not an outcome object",
         )
-    problem = schema_errors("outcome", outcome)
+    problem = schema_problem("outcome", outcome, outcome_text(outcome))
     if problem:
         return Result(
             case,
