@@ -290,6 +290,11 @@ class StreamproofSession:
                 ),
             ]
 
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        # The outcome served this run's report; thousands of items need not keep it.
+        if isinstance(getattr(item, "result", None), Result):
+            item.result = item.result.without_outcome()
+
     def reproducing_seed(self, result: Result) -> int:
         """The seed that shows ``result`` again with ``--seed``."""
         if result.seeds and result.seeds["failing"] and result.verdict is not Verdict.XPASS:

@@ -109,6 +109,10 @@ class Result:
             traceback=data.get("traceback", ""),
         )
 
+    def without_outcome(self) -> Result:
+        """This result, the outcome dropped (the verdict and its reasons stay)."""
+        return self if self.outcome is None else replace(self, outcome=None)
+
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "case": self.case.id,
