@@ -98,4 +98,3 @@ def _details(result: Result) -> list[str]:
         lines += ["  adapter printed" + (" (last lines)" if cut else "") + ":"]
         lines += [f"    {line}" for line in printed[-OUTPUT_LINES:]]
     return lines
-
