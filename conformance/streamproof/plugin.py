@@ -292,7 +292,7 @@ class StreamproofSession:
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         # The outcome served this run's report; thousands of items need not keep it.
-        if isinstance(getattr(item, "result", None), Result):
+        if isinstance(item, StreamproofItem) and item.result is not None:
             item.result = item.result.without_outcome()
 
     def reproducing_seed(self, result: Result) -> int:
