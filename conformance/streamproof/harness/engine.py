@@ -262,7 +262,14 @@ class Engine:
             }
         else:
             message = run_message(
-                case.id, transport, case.status, case.headers, case.request, case.body, ends
+                case.id,
+                transport,
+                case.status,
+                case.headers,
+                case.request,
+                case.body,
+                ends,
+                compact=self.process.compact_boundaries,
             )
         started = time.perf_counter()
         reply = self.process.run(message, self.timeout or default_timeout(case))
