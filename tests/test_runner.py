@@ -391,8 +391,8 @@ def _streamproof(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_run_whose_restart_fails_completes_and_writes_its_results(tmp_path: Path) -> None:
-    # Two starts succeed (the run's probe, then its engine); the restart does not.
-    spec = scripted("restart-fails", HELLO, tmp_path / "starts", 2)
+    # One start succeeds (the run's probe, which the engine takes over); the restart does not.
+    spec = scripted("restart-fails", HELLO, tmp_path / "starts", 1)
     out = tmp_path / "results.json"
     proc = _streamproof(
         "run", "--adapter", spec, "--case", "generic/*", "--transport", "whole", "--json", out

@@ -26,7 +26,9 @@ from typing import Any
 import pytest
 
 from ..atomic import discard, replace_into, temporary_beside
+from ..corpus.cases import Corpus
 from ..harness.engine import Result
+from ..harness.protocol import AdapterProcess
 from ..reporting.terminal import Progress
 
 __all__ = ["RunInterrupted", "RunOptions", "run_through_pytest"]
@@ -76,6 +78,8 @@ class _Observer:
         self.results: list[Result] = []
         self.config: pytest.Config | None = None
         self.interrupted = False
+        self.streamproof_corpus: Corpus | None = None
+        self.streamproof_process: AdapterProcess | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         self.config = config
@@ -177,13 +181,22 @@ def _sealed() -> Iterator[Path]:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
 
 
-def run_through_pytest(options: RunOptions, total: int) -> tuple[list[Result], int, str]:
+def run_through_pytest(
+    options: RunOptions,
+    total: int,
+    *,
+    corpus: Corpus | None = None,
+    process: AdapterProcess | None = None,
+) -> tuple[list[Result], int, str]:
     """Run the plan; return the results, pytest's exit code and its swallowed output.
 
     ``RunInterrupted`` when a ``KeyboardInterrupt`` stopped the run: then no
     report file is left behind, as when the run stopped for any other reason.
     """
     observer = _Observer(total, every=options.verbosity > 0)
+    # Handed over to the plugin's session (plugin.py, ``_handed_over``).
+    observer.streamproof_corpus = corpus
+    observer.streamproof_process = process
     out = io.StringIO()
     staged: dict[Path, Path] = {}
     complete = False

@@ -256,8 +256,15 @@ def _execute(request: RunOptions) -> int:
     probe = AdapterProcess(request.spec, timeout=request.timeout, trace=trace)
     try:
         probe.start()
+    except BaseException:
+        if trace is not None:
+            trace.close()
+        raise
+    # The probe goes on as the run's adapter process unless the session needs its own
+    # (several workers, a server for --http, a trace file the session writes).
+    handed = request.jobs == 1 and not request.http and trace is None
+    if not handed:
         probe.close()
-    finally:
         if trace is not None:
             trace.close()
     if request.http and not probe.supports_call:
@@ -268,7 +275,11 @@ def _execute(request: RunOptions) -> int:
     drawn = request.seed is None
     seed = draw_seed() if request.seed is None else request.seed
     options = replace(request, seed=seed, corpus=corpus.root)
-    results, code, output = run_through_pytest(options, len(work))
+    # The in-process session takes over the corpus loaded here and the probe's
+    # process, rather than loading and starting them again.
+    results, code, output = run_through_pytest(
+        options, len(work), corpus=corpus, process=probe if handed else None
+    )
     if request.exitfirst and code == 1 and len(results) < len(work):
         print(f"stopped at the first failure (-x) after {len(results)} of {len(work)} case runs")
         work = work[: len(results)]

@@ -18,8 +18,8 @@ from typing import Any
 
 from ..errors import CorpusError
 from ..resources import data_path
-from .gate import UnsafeFile, read_chunks, read_file, read_json, read_text, walk
-from .schemas import schema_errors
+from .checked import schema_problem
+from .gate import UnsafeFile, parse_json, read_chunks, read_file, read_json, read_text, walk
 
 __all__ = [
     "SEVERITIES",
@@ -177,13 +177,14 @@ def load_case(case_json: Path, root: Path) -> tuple[Case | None, list[str]]:
     """Load one case; return it (or ``None``) and its problems."""
     name = _shown(case_json, root)
     try:
-        data = read_json(case_json, root)
+        text = read_text(case_json, root)
+        data = parse_json(text, case_json)
     except OSError as exc:
         return None, [f"{name}: cannot read: {exc.strerror or exc}"]
     except UnsafeFile as exc:
         return None, [str(exc)]
     try:
-        problem = schema_errors("case", data)
+        problem = schema_problem("case", data, text)
     except RecursionError:  # read_json bounds the depth; this is the last guard
         problem = "nested too deep to check"
     if problem:

@@ -24,6 +24,7 @@ __all__ = [
     "SIZE_VARIABLE",
     "UnsafeFile",
     "max_file_bytes",
+    "parse_json",
     "read_chunks",
     "read_file",
     "read_json",
@@ -151,7 +152,11 @@ def read_json(path: Path, root: Path | None = None) -> Any:
 
     ``UnsafeFile`` carries one line for every way the bytes can be wrong.
     """
-    text = read_text(path, root)
+    return parse_json(read_text(path, root), path)
+
+
+def parse_json(text: str, path: Path) -> Any:
+    """``text``, read from ``path`` through the gate, parsed as ``read_json`` does."""
     try:
         data = json.loads(text)
     except RecursionError:

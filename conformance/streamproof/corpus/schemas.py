@@ -1,16 +1,20 @@
-"""The JSON Schemas of cases, outcomes and results, loaded once."""
+"""The JSON Schemas of cases, outcomes and results, loaded once.
+
+``jsonschema`` is imported on the first check, so a run whose checks are all
+remembered (``corpus.checked``) never pays for it.
+"""
 
 from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from ..resources import data_path
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
 
 __all__ = ["schema_errors", "validator"]
 
@@ -19,6 +23,8 @@ _NAMES = ("case", "outcome", "results", "expectations", "quirks")
 
 @cache
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+
     resources = []
     for name in _NAMES:
         path = data_path("schemas") / f"{name}.schema.json"
@@ -31,6 +37,8 @@ def _registry() -> Registry:
 @cache
 def validator(name: str) -> Draft202012Validator:
     """The validator of ``schemas/<name>.schema.json``."""
+    from jsonschema import Draft202012Validator
+
     path = data_path("schemas") / f"{name}.schema.json"
     schema = json.loads(path.read_text(encoding="utf-8"))
     return Draft202012Validator(schema, registry=_registry())
@@ -38,6 +46,8 @@ def validator(name: str) -> Draft202012Validator:
 
 def schema_errors(name: str, instance: Any) -> str | None:
     """One line describing the most relevant schema error, or ``None``."""
+    from jsonschema.exceptions import best_match
+
     error = best_match(validator(name).iter_errors(instance))
     if error is None:
         return None

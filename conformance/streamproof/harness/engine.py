@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.cases import Case
-from ..corpus.schemas import schema_errors
+from ..corpus.checked import outcome_text, schema_problem
 from .comparison import Divergence, best_alternative
 from .expectations import Expectation, Expectations, merged_seeds
 from .incremental import check_deltas
@@ -111,6 +111,10 @@ class Result:
             traceback=data.get("traceback", ""),
         )
 
+    def without_outcome(self) -> Result:
+        """This result, the outcome dropped (the verdict and its reasons stay)."""
+        return self if self.outcome is None else replace(self, outcome=None)
+
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "case": self.case.id,
@@ -173,6 +177,7 @@ class Engine:
         expectations: Expectations | None = None,
         http: Callable[[str, str], str] | None = None,
         trace: str | Path | None = None,
+        process: AdapterProcess | None = None,
     ) -> None:
         """``trace``: a file the protocol traffic is appended to (``TraceFile``)."""
         self.seed = seed
@@ -183,12 +188,15 @@ class Engine:
         self.http = http  # over real HTTP: the base URL that replays (case id, transport)
         # The handshake's time limit follows --timeout (see AdapterProcess).
         self.trace = TraceFile(Path(trace)) if trace is not None else None
-        self.process = AdapterProcess(spec, timeout=timeout, trace=self.trace)
-        try:
-            self.process.start()
-        except AdapterError:
-            self._close_trace()
-            raise
+        # ``process``: one already started for ``spec`` (``streamproof run``'s probe).
+        if process is None:
+            process = AdapterProcess(spec, timeout=timeout, trace=self.trace)
+            try:
+                process.start()
+            except AdapterError:
+                self._close_trace()
+                raise
+        self.process = process
         if http is not None and not self.process.supports_call:
             self.close()
             raise AdapterError(
@@ -272,7 +280,14 @@ class Engine:
             }
         else:
             message = run_message(
-                case.id, transport, case.status, case.headers, case.request, case.body, ends
+                case.id,
+                transport,
+                case.status,
+                case.headers,
+                case.request,
+                case.body,
+                ends,
+                compact=self.process.compact_boundaries,
             )
         started = time.perf_counter()
         reply = self.process.run(message, self.timeout or default_timeout(case))
@@ -344,7 +359,7 @@ def judge(
             seconds=seconds,
             message=f"adapter returned {type(outcome).__name__}, not an outcome object",
         )
-    problem = schema_errors("outcome", outcome)
+    problem = schema_problem("outcome", outcome, outcome_text(outcome))
     if problem:
         return Result(
             case,

@@ -125,6 +125,8 @@ class AdapterProcess:
         self.version = "unknown"
         self.capabilities: frozenset[str] = frozenset(CAPABILITIES)
         self.supports_call = False
+        # The worker reads {"every": 1} for the bytes transport's boundaries (README).
+        self.compact_boundaries = False
         self.restarts = 0
         if start_timeout is None:
             start_timeout = START_TIMEOUT if timeout is None else max(timeout, MIN_START_TIMEOUT)
@@ -183,6 +185,7 @@ class AdapterProcess:
                 raise AdapterError(f"{self.spec}: unknown capabilities {unknown}")
             self.capabilities = frozenset(declared)
         self.supports_call = bool(hello.get("call", False))
+        self.compact_boundaries = hello.get("compact_boundaries") is True
 
     def _spawn(self) -> None:
         try:
@@ -412,8 +415,15 @@ def run_message(
     request: dict[str, Any],
     body: bytes,
     ends: list[int],
+    *,
+    compact: bool = False,
 ) -> dict[str, Any]:
-    """The ``run`` message of one case under one transport."""
+    """The ``run`` message of one case under one transport.
+
+    ``compact`` (the worker said ``"compact_boundaries": true``): a read of
+    every byte crosses as ``{"every": 1}`` instead of the list 1, 2, … len(body).
+    """
+    every_byte = compact and len(ends) == len(body) and (not ends or ends[-1] == len(body))
     return {
         "cmd": "run",
         "case": case_id,
@@ -422,7 +432,7 @@ def run_message(
         "headers": headers,
         "request": request,
         "body": base64.b64encode(body).decode("ascii"),
-        "boundaries": ends,
+        "boundaries": {"every": 1} if every_byte else ends,
     }
 
 

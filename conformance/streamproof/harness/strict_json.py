@@ -52,6 +52,8 @@ def first_problem(value: Any) -> str | None:
     all is left for ``json.dumps`` to refuse. Iterative, and each container
     is visited once, so neither a deep nor a circular value defeats it.
     """
+    if _all_strict(value):
+        return None  # the common case, found without building a path per value
     stack: list[tuple[str, Any]] = [("", value)]
     seen: set[int] = set()
     while stack:
@@ -71,3 +73,31 @@ def first_problem(value: Any) -> str | None:
             children = [(_step(path, i), v) for i, v in enumerate(item)]
         stack.extend(reversed(children))
     return None
+
+
+def _all_strict(value: Any) -> bool:
+    """Whether ``first_problem`` would find nothing: the same walk, no paths."""
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if type(item) is float:
+            if not math.isfinite(item):
+                return False
+            continue
+        if isinstance(item, dict):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            for key in item:
+                if type(key) is not str:
+                    return False
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return False
+    return True

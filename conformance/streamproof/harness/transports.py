@@ -7,6 +7,7 @@ boundaries can be replayed in-process, sent to a subprocess and shown.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -120,10 +121,13 @@ def split(body: bytes, ends: list[int]) -> list[bytes]:
     return chunks
 
 
+_LINE_END = re.compile(rb"[\r\n]")
+
+
 def _lines(body: bytes) -> list[int]:
     # A read ends after every CR and every LF, so a CRLF is always split
     # between two reads: the hardest case of WHATWG §9.2.6 line ends.
-    ends = [i + 1 for i, byte in enumerate(body) if byte in (0x0A, 0x0D)]
+    ends = [match.end() for match in _LINE_END.finditer(body)]
     if not ends or ends[-1] != len(body):
         ends.append(len(body))
     return ends

@@ -120,15 +120,33 @@ def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
     return {"seq": seq, "outcome": outcome}
 
 
+def _ends(boundaries: Any, size: int) -> list[int]:
+    """The boundaries as sent: a list, or ``{"every": N}`` (a read of N bytes, the last shorter)."""
+    if isinstance(boundaries, dict):
+        step = boundaries.get("every")
+        if type(step) is not int or step < 1:
+            raise ValueError(f"boundaries {boundaries!r}: 'every' must be a positive integer")
+        ends = list(range(step, size + 1, step))
+        if size and (not ends or ends[-1] != size):
+            ends.append(size)
+        return ends
+    return boundaries  # type: ignore[no-any-return]
+
+
 def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
+    body = base64.b64decode(message["body"])
+    try:
+        ends = _ends(message["boundaries"], len(body))
+    except ValueError as exc:
+        return {"seq": message["seq"], "crash": f"protocol: {exc}"}
     response = ReplayResponse(
         status=message["status"],
         headers=message["headers"],
         request=message["request"],
         case_id=message["case"],
         transport=message["transport"],
-        body=base64.b64decode(message["body"]),
-        ends=message["boundaries"],
+        body=body,
+        ends=ends,
     )
     return _answer(message["seq"], lambda: adapter.run(response))
 
@@ -158,6 +176,7 @@ def serve(spec: str, inp: IO[str], out: IO[str]) -> int:
                     "capabilities": sorted(adapter.capabilities),
                     "protocol": PROTOCOL,
                     "call": adapter.call is not None,
+                    "compact_boundaries": True,
                 },
             )
         elif cmd == "run" and adapter is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ..cli.handover import handed_over
 from ..corpus.cases import CorpusError, load_corpus
 from ..harness.engine import Engine, Result, Verdict
 from ..harness.expectations import Expectations, load_expectations
@@ -22,7 +23,7 @@ from ..harness.selection import KeywordError, Selection
 from ..harness.transports import (
     seed_words,
 )
-from .items import StreamproofCollector
+from .items import StreamproofCollector, StreamproofItem
 from .options import seeds_of, transports_of
 
 __all__ = ["StreamproofSession"]
@@ -43,8 +44,9 @@ class StreamproofSession:
         self.fail_on: str = config.getoption("streamproof_fail_on")
         self.http: bool = bool(config.getoption("streamproof_http"))
         corpus_dir = config.getoption("streamproof_corpus")
+        handed, self._process = handed_over(config, self.spec, corpus_dir)
         try:
-            self.corpus = load_corpus(Path(corpus_dir) if corpus_dir else None)
+            self.corpus = handed or load_corpus(Path(corpus_dir) if corpus_dir else None)
             self.by_id = {c.id: c for c in self.corpus.cases}
             expect = config.getoption("streamproof_expect")
             self.expectations: Expectations | None = (
@@ -97,6 +99,7 @@ class StreamproofSession:
                     expectations=self.expectations,
                     http=http,
                     trace=self.config.getoption("streamproof_trace"),
+                    process=self._process,
                 )
             except AdapterError as exc:
                 pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
@@ -178,6 +181,11 @@ class StreamproofSession:
                     failure_html(result, spec=self.spec, seed=self.reproducing_seed(result))
                 ),
             ]
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        # The outcome served this run's report; thousands of items need not keep it.
+        if isinstance(item, StreamproofItem) and item.result is not None:
+            item.result = item.result.without_outcome()
 
     def reproducing_seed(self, result: Result) -> int:
         """The seed that shows ``result`` again with ``--seed``."""

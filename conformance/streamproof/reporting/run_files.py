@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from ..corpus.cases import Corpus, default_root, read_manifest
 from ..corpus.schemas import schema_errors
 from ..errors import CorpusError
@@ -134,6 +132,8 @@ def run_record(document: Any, path: str = "(document)") -> RunRecord:
 
 
 def _from_baseline(document: dict[str, Any], path: str) -> RunRecord:
+    from jsonschema import Draft202012Validator  # only when a baseline is read
+
     errors = sorted(Draft202012Validator(_BASELINE_SCHEMA).iter_errors(document), key=str)
     if errors:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "(top level)"

@@ -1,0 +1,40 @@
+"""A long run keeps no outcome per case run once its report is made."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streamproof.harness.engine import Verdict
+
+
+class _Keep:
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = list(session.items)
+
+
+def test_items_drop_their_outcome_after_the_report(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    keep = _Keep()
+    code = pytest.main(
+        [
+            "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), "-q",
+            "-p", "no:cacheprovider",
+            "--streamproof=reference", "--streamproof-case=generic/finish-without-done",
+            "--streamproof-transport=whole,bytes", str(tmp_path),
+        ],
+        plugins=[keep],
+    )  # fmt: skip
+    assert code == 0
+    assert [item.name for item in keep.items] == [
+        "generic/finish-without-done[whole]",
+        "generic/finish-without-done[bytes]",
+    ]
+    for item in keep.items:
+        assert item.result.verdict is Verdict.PASS
+        assert item.result.outcome is None
