@@ -30,7 +30,8 @@ from pathlib import Path
 from streamproof.corpus import load_corpus
 from streamproof.harness.engine import Engine, Result, Verdict, select
 from streamproof.harness.lines import LineReader
-from streamproof.harness.protocol import AdapterProcess, run_message
+from streamproof.harness.messages import run_message
+from streamproof.harness.protocol import AdapterProcess
 
 MB = 1_000_000
 

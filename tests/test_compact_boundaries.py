@@ -9,7 +9,8 @@ import pytest
 
 from streamproof.corpus import load_corpus
 from streamproof.harness.engine import Engine, Verdict
-from streamproof.harness.protocol import AdapterProcess, run_message
+from streamproof.harness.messages import run_message
+from streamproof.harness.protocol import AdapterProcess
 from streamproof.harness.transports import boundaries
 from streamproof.harness.worker import _ends, serve
 

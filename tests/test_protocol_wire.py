@@ -13,7 +13,8 @@ import pytest
 
 from streamproof.harness.capture import last_meaningful_line
 from streamproof.harness.loader import AdapterError
-from streamproof.harness.protocol import AdapterProcess, run_message
+from streamproof.harness.messages import run_message
+from streamproof.harness.protocol import AdapterProcess
 from streamproof.harness.trace import TraceFile
 
 ROOT = Path(__file__).parent.parent

@@ -23,7 +23,8 @@ from streamproof.harness.engine import (
     select,
 )
 from streamproof.harness.loader import AdapterError, ReplayResponse, load_adapter
-from streamproof.harness.protocol import AdapterProcess, Reply, run_message
+from streamproof.harness.messages import run_message
+from streamproof.harness.protocol import AdapterProcess, Reply
 from streamproof.reporting.results import exit_status, summarize
 
 HERE = Path(__file__).parent / "adapters"

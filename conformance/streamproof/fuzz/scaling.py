@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..__about__ import __version__
-from ..harness.protocol import run_message
+from ..harness.messages import run_message
 from .families import FAMILIES, STANDARD, Family, Stream, standard_stream
 from .timing import TimedAdapter
 

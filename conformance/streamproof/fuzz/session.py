@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..harness.engine import Result, Verdict, judge
-from ..harness.protocol import AdapterProcess, run_message
+from ..harness.messages import run_message
+from ..harness.protocol import AdapterProcess
 from ..harness.transports import boundaries
 from .case import event_count, judgeable, to_case, write_candidate
 from .generate import draw

@@ -23,7 +23,8 @@ from .comparison import Divergence, best_alternative
 from .expectations import Expectation, Expectations, merged_seeds
 from .incremental import check_deltas
 from .loader import AdapterError
-from .protocol import AdapterProcess, run_message
+from .messages import run_message
+from .protocol import AdapterProcess
 from .trace import TraceFile
 from .transports import boundaries, seed_words
 
