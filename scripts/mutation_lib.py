@@ -320,10 +320,15 @@ OFF_PATH = frozenset(
 )
 
 
+#: Functions that exist only for the bounds (see BOUND_NAMES).
+BOUND_FUNCTIONS = frozenset({"sse:SSEDecoder._check_line_bound", "chat:_text_freeing"})
+
+
 def _sites(tree: ast.Module, module: str) -> Iterator[tuple[str, ast.AST, Change, str]]:
     """``(function, node, change, why not made)`` in a fixed order: function by function."""
     for name, function in _functions(tree):
         off = "off the reader's path" if f"{module}:{name}" in OFF_PATH else ""
+        off = "a resource bound" if f"{module}:{name}" in BOUND_FUNCTIONS else off
         for statement in function.body:
             if (
                 statement is function.body[0]
@@ -332,6 +337,18 @@ def _sites(tree: ast.Module, module: str) -> Iterator[tuple[str, ast.AST, Change
             ):
                 continue  # the docstring
             yield from _walk(name, statement, function, off)
+            if not off and _bound_gate(statement):
+                off = "a resource bound"  # what follows runs only near a bound
+
+
+def _bound_gate(statement: ast.stmt) -> bool:
+    """``if <no bound is near>: ...; return``: the rest of the function is the bounded path."""
+    return (
+        isinstance(statement, ast.If)
+        and bool(_own_names(statement) & BOUND_NAMES)
+        and isinstance(statement.body[-1], ast.Return)
+        and not statement.orelse
+    )
 
 
 def _own_names(node: ast.AST) -> set[str]:
@@ -358,10 +375,13 @@ def _walk(
     name: str, node: ast.AST, parent: ast.AST, why: str
 ) -> Iterator[tuple[str, ast.AST, Change, str]]:
     names = _own_names(node)
+    inherited = why
     if not why and (names & BOUND_NAMES or (name == "SSEDecoder._lf_lines" and "size" in names)):
         why = "a resource bound"  # (``size`` is the event bound's count in _lf_lines only)
     for change in _changes(node, parent):
         yield name, node, change, why
+    if isinstance(node, ast.stmt) and _bound_gate(node):
+        why = inherited  # the gate's body is the ordinary path: only its test is the bound's
     for field_name, value in ast.iter_fields(node):
         if field_name in ("annotation", "returns", "type_comment"):
             continue
@@ -509,6 +529,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def verdict(reader_class: Any, run: Run) -> str | None:
     """Why the harness would fail this run of the parser, or ``None`` when it passes."""
+    from streamproof.corpus.schemas import schema_errors
     from streamproof.harness.comparison import best_alternative
     from streamproof.harness.incremental import check_deltas
 
@@ -533,6 +554,10 @@ def verdict(reader_class: Any, run: Run) -> str | None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     try:
+        if run.transport == "whole":  # the outcome's shape, checked once per case as judge does
+            problem = schema_errors("outcome", outcome)
+            if problem:
+                return f"outcome does not match the outcome schema: {problem[:80]}"
         found = best_alternative(run.alternatives, outcome)
         if found:
             return str(found[0])[:120]
@@ -612,6 +637,15 @@ def run_mutants(
 
 
 # -- the reviewed equivalents and the report ------------------------------------
+
+
+def read_results(path: Path, chosen: list[Mutant]) -> list[Result]:
+    """The results a full run saved (``reports/mutation.json``), for the mutants still made."""
+    saved = {row["id"]: row for row in json.loads(path.read_text(encoding="utf-8"))}
+    missing = [m.id for m in chosen if m.id not in saved]
+    if missing:
+        raise ValueError(f"{len(missing)} mutants not in the saved run, e.g. {missing[0]}: rerun")
+    return [Result(m, saved[m.id]["killed_by"], saved[m.id]["why"]) for m in chosen]
 
 
 def read_equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
@@ -696,8 +730,8 @@ def report(results: list[Result], equivalents: dict[str, str]) -> str:
         "`docs/semantics.md` (functions are mapped to sections in `scripts/mutation_lib.py`,",
         "`SECTIONS`).",
         "",
-        "| section | mutants | killed | killing cases |",
-        "| --- | ---: | ---: | --- |",
+        "| section | mutants | killed | killed by ≥ 2 cases | killing cases |",
+        "| --- | ---: | ---: | --- | --- |",
     ]
     sections = sorted(
         {s for r in results for s in r.mutant.sections},
@@ -708,6 +742,7 @@ def report(results: list[Result], equivalents: dict[str, str]) -> str:
         cases = killing_cases(mine)
         lines.append(
             f"| §{section} | {len(mine)} | {sum(r.killed_by is not None for r in mine)} "
+            f"| {'yes' if len(cases) >= 2 else '**no**'} "
             f"| {len(cases)}: " + ", ".join(f"`{c}`" for c in cases) + " |"
         )
     lines += ["", "## Equivalent mutants", ""]
