@@ -306,6 +306,7 @@ BOUND_NAMES = frozenset(
         "limit",
         "tail_size",
         "_text_freeing",
+        "SSEProtocolError",  # raised by the decoder only when a bound is broken
     }
 )
 #: Functions a ``ResponseReader`` never calls: the decoder's and the
@@ -316,6 +317,7 @@ OFF_PATH = frozenset(
         "sse:SSEDecoder.feed",
         "sse:SSEDecoder.has_unterminated_event",
         "chat:StreamAccumulator.feed",
+        "reader:read_response",
     }
 )
 
@@ -342,10 +344,16 @@ def _sites(tree: ast.Module, module: str) -> Iterator[tuple[str, ast.AST, Change
 
 
 def _bound_gate(statement: ast.stmt) -> bool:
-    """``if <no bound is near>: ...; return``: the rest of the function is the bounded path."""
+    """``if <within the bound>: ...; return``: the rest of the function is the bounded path."""
     return (
         isinstance(statement, ast.If)
         and bool(_own_names(statement) & BOUND_NAMES)
+        and any(
+            isinstance(op, ast.Lt | ast.LtE)
+            for node in ast.walk(statement.test)
+            if isinstance(node, ast.Compare)
+            for op in node.ops
+        )
         and isinstance(statement.body[-1], ast.Return)
         and not statement.orelse
     )
@@ -639,13 +647,22 @@ def run_mutants(
 # -- the reviewed equivalents and the report ------------------------------------
 
 
-def read_results(path: Path, chosen: list[Mutant]) -> list[Result]:
-    """The results a full run saved (``reports/mutation.json``), for the mutants still made."""
+def read_results(path: Path, chosen: list[Mutant], *, missing_ok: bool = False) -> list[Result]:
+    """The results a full run saved (``reports/mutation.json``), for the mutants still made.
+
+    A mutant the run did not make is an error, or with ``missing_ok`` a
+    result not yet known (``killed_by`` None, reason ``"not run"``).
+    """
     saved = {row["id"]: row for row in json.loads(path.read_text(encoding="utf-8"))}
     missing = [m.id for m in chosen if m.id not in saved]
-    if missing:
+    if missing and not missing_ok:
         raise ValueError(f"{len(missing)} mutants not in the saved run, e.g. {missing[0]}: rerun")
-    return [Result(m, saved[m.id]["killed_by"], saved[m.id]["why"]) for m in chosen]
+    return [
+        Result(m, saved[m.id]["killed_by"], saved[m.id]["why"])
+        if m.id in saved
+        else Result(m, None, "not run")
+        for m in chosen
+    ]
 
 
 def read_equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
@@ -665,7 +682,9 @@ _LEFT_OUT = {
     "off the reader's path": (
         "`SSEDecoder.feed`, `has_unterminated_event` and `StreamAccumulator.feed`, the text "
         "API for library users that `ResponseReader` never calls (tests/test_sse.py and "
-        "tests/test_chat.py test it)"
+        "tests/test_chat.py test it), and `read_response`, the wrapper that feeds a "
+        "`ResponseReader` every read and closes it: this harness drives `ResponseReader` "
+        "read by read itself, as the reference adapter does, to see the deltas"
     ),
 }
 
