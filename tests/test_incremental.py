@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from streamproof.harness.incremental import check_deltas, content_events
+from streamproof.harness.incremental import check_deltas, content_events, covers
 
 
 def event(text: str, index: int = 0) -> bytes:
@@ -72,3 +72,100 @@ def test_no_deltas_or_backwards_bytes_fail() -> None:
         {"choice": 0, "content": "lo", "at_byte": 10},
     ]
     assert "goes backwards" in (check_deltas(BODY, [len(BODY)], backwards) or "")
+
+
+def parts_event(*parts: dict[str, str]) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": list(parts)}}]}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def test_the_scan_reads_text_parts_and_leaves_thinking_out() -> None:
+    body = parts_event({"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hi"})
+    assert content_events(body) == [(len(body), 0, "Hi")]
+
+
+def test_the_scan_skips_one_leading_byte_order_mark() -> None:
+    body = b"\xef\xbb\xbf" + BODY
+    assert content_events(body) == [(FIRST_END + 3, 0, "Hel"), (SECOND_END + 3, 0, "lo")]
+    assert content_events(b"\xef\xbb\xbf" + body) == [(SECOND_END + 6, 0, "lo")]
+
+
+def test_the_scan_follows_named_events_bare_fields_and_empty_data() -> None:
+    named = b"event: error\n" + event("no")
+    bare = b"event\nid\n" + event("yes")  # a bare "event" is the default type
+    empty = b"data:\n\n"
+    body = named + empty + bare
+    assert content_events(body) == [(len(body), 0, "yes")]
+    assert content_events(b"event: message\n" + event("m")) == [(len(event("m")) + 15, 0, "m")]
+
+
+def test_with_the_outcome_a_parser_may_stop_early_but_must_agree_with_itself() -> None:
+    ends = list(range(1, len(BODY) + 1))
+    stopped = [{"choice": 0, "content": "Hel", "at_byte": FIRST_END}]
+    outcome = {"choices": [{"index": 0, "content": "Hel"}]}
+    assert check_deltas(BODY, ends, stopped, outcome) is None
+    assert "add up to 'Hel'" in (check_deltas(BODY, ends, stopped) or "")
+    told = {"choices": [{"index": 0, "content": "Hello"}]}
+    assert "the outcome's content is 'Hello'" in (check_deltas(BODY, ends, stopped, told) or "")
+    wrong = [{"choice": 0, "content": "Help", "at_byte": FIRST_END}]
+    said = {"choices": [{"index": 0, "content": "Help"}]}
+    assert "not a start of" in (check_deltas(BODY, ends, wrong, said) or "")
+
+
+def test_with_the_outcome_a_buffering_parser_still_fails() -> None:
+    late = [{"choice": 0, "content": "Hello", "at_byte": len(BODY)}]
+    outcome = {"choices": [{"index": 0, "content": "Hello"}]}
+    problem = check_deltas(BODY, list(range(1, len(BODY) + 1)), late, outcome)
+    assert problem is not None and "was not surfaced" in problem
+    assert "the outcome's content is 'Hello'" in (
+        check_deltas(BODY, [len(BODY)], [], outcome) or ""
+    )
+
+
+def test_covers_streamed_bodies_only() -> None:
+    sse = {"content-type": "text/event-stream"}
+    assert covers(200, sse, {})
+    assert not covers(200, {"content-type": "application/json"}, {"stream": True})
+    assert not covers(500, sse, {"stream": True})
+    assert covers(200, {}, {"stream": True})
+
+
+def test_judge_checks_every_stream_case_for_an_adapter_that_claims_incremental() -> None:
+    from streamproof.corpus import load_corpus
+    from streamproof.harness.engine import Verdict, judge
+    from streamproof.harness.transports import boundaries, split
+    from streamproof.reference import ResponseReader
+
+    case = next(c for c in load_corpus().cases if c.id == "generic/text-split-per-token")
+    assert "incremental" not in case.requires
+    ends = boundaries(case.body, "bytes")
+    reader = ResponseReader(case.status, case.headers, case.request)
+    deltas = []
+    for data, at in zip(split(case.body, ends), ends, strict=True):
+        deltas += [
+            {"choice": p.choice, "content": p.content, "at_byte": at} for p in reader.feed(data)
+        ]
+    outcome = {**reader.close(), "deltas": deltas}
+    buffered = {
+        **outcome,
+        "deltas": [
+            {
+                **deltas[0],
+                "content": "".join(d["content"] for d in deltas),
+                "at_byte": len(case.body),
+            }
+        ],
+    }
+
+    on_time = judge(case, "bytes", outcome, 0.0, ends, claims_incremental=True)
+    assert on_time.verdict is Verdict.PASS and on_time.incremental
+    late = judge(case, "bytes", buffered, 0.0, ends, claims_incremental=True)
+    assert late.verdict is Verdict.FAIL and late.message.startswith("incremental: ")
+    assert late.incremental and late.as_dict()["incremental"] is True
+    unclaimed = judge(case, "bytes", buffered, 0.0, ends)
+    assert unclaimed.verdict is Verdict.PASS and not unclaimed.incremental
+    assert "incremental" not in unclaimed.as_dict()
+    without_deltas = {k: v for k, v in outcome.items() if k != "deltas"}
+    assert not judge(case, "bytes", without_deltas, 0.0, ends, claims_incremental=True).incremental
+    over_http = judge(case, "bytes", buffered, 0.0, None, claims_incremental=True)
+    assert over_http.verdict is Verdict.PASS and not over_http.incremental

@@ -21,7 +21,7 @@ from ..corpus.cases import Case
 from ..corpus.checked import outcome_text, schema_problem
 from .comparison import Divergence, best_alternative
 from .expectations import Expectation, Expectations, merged_seeds
-from .incremental import check_deltas
+from .incremental import check_deltas, covers
 from .loader import AdapterError
 from .messages import run_message
 from .protocol import AdapterProcess
@@ -88,6 +88,7 @@ class Result:
         return bool(self.seeds and self.seeds["failing"] and self.seeds["passing"])
 
     output: str = ""  # what the adapter printed during this case (its last 64 KiB)
+    incremental: bool = False  # the deltas were checked (semantics §11)
     traceback: str = ""  # for a crash the adapter reported: where it raised (adapter frames)
 
     @property
@@ -110,6 +111,7 @@ class Result:
             seeds=data.get("seeds"),
             output=data.get("output", ""),
             traceback=data.get("traceback", ""),
+            incremental=data.get("incremental", False),
         )
 
     def without_outcome(self) -> Result:
@@ -134,6 +136,8 @@ class Result:
             data["output"] = self.output
         if self.traceback:
             data["traceback"] = self.traceback
+        if self.incremental:
+            data["incremental"] = True
         return data
 
 
@@ -306,7 +310,14 @@ class Engine:
             )
         # Incremental delivery is checked in-process only (semantics §11): over a
         # socket nobody knows how many bytes the client had read.
-        result = judge(case, transport, reply.outcome, seconds, None if self.http else ends)
+        result = judge(
+            case,
+            transport,
+            reply.outcome,
+            seconds,
+            None if self.http else ends,
+            claims_incremental="incremental" in self.capabilities,
+        )
         return replace(result, output=reply.output) if reply.output else result
 
     def _expect(self, result: Result, seed: int) -> Result:
@@ -349,9 +360,20 @@ def _known(result: Result, entry: Expectation) -> Result:
 
 
 def judge(
-    case: Case, transport: str, outcome: Any, seconds: float, ends: list[int] | None = None
+    case: Case,
+    transport: str,
+    outcome: Any,
+    seconds: float,
+    ends: list[int] | None = None,
+    *,
+    claims_incremental: bool = False,
 ) -> Result:
-    """Compare what the adapter returned with the case's expectation."""
+    """Compare what the adapter returned with the case's expectation.
+
+    The deltas are checked (semantics §11) on a case that requires
+    ``incremental``, and on every streamed case when the adapter claims it
+    and reports deltas; ``Result.incremental`` says the check ran.
+    """
     if not isinstance(outcome, dict):
         return Result(
             case,
@@ -373,8 +395,17 @@ def judge(
     mismatches = best_alternative(case.alternatives, outcome)
     if mismatches:
         return Result(case, transport, Verdict.FAIL, mismatches, seconds=seconds, outcome=outcome)
-    if "incremental" in case.requires and ends is not None:
-        late = check_deltas(case.body, ends, outcome.get("deltas"))
+    checked = ends is not None and (
+        "incremental" in case.requires
+        or (
+            claims_incremental
+            and "deltas" in outcome
+            and covers(case.status, case.headers, case.request)
+        )
+    )
+    if checked:
+        assert ends is not None
+        late = check_deltas(case.body, ends, outcome.get("deltas"), outcome)
         if late:
             return Result(
                 case,
@@ -383,8 +414,11 @@ def judge(
                 seconds=seconds,
                 outcome=outcome,
                 message=f"incremental: {late}",
+                incremental=True,
             )
-    return Result(case, transport, Verdict.PASS, seconds=seconds, outcome=outcome)
+    return Result(
+        case, transport, Verdict.PASS, seconds=seconds, outcome=outcome, incremental=checked
+    )
 
 
 def run_all(

@@ -1,10 +1,16 @@
 """Checking incremental delivery (semantics §11, the outcome's ``deltas``).
 
 The harness finds where each event ends with its own minimal scan of the
-body — blank lines, ``data`` lines, ``choices[].delta.content`` — so that the
-check does not lean on the reference parser it is meant to be independent
-of. A piece of content must be surfaced no later than the end of the read
-that completed the event carrying it.
+body — a leading byte order mark, blank lines, ``event`` and ``data`` lines,
+``choices[].delta.content`` as a string or as an array of ``text`` parts —
+so that the check does not lean on the reference parser it is meant to be
+independent of. A piece of content must be surfaced no later than the end of
+the read that completed the event carrying it.
+
+A parser may stop before the end of the stream (at an event it reads as
+corrupt, §4.3, or an error, §8.4): the deltas must then add up to the
+content its outcome reports, and that content must be where the stream's
+content starts.
 """
 
 from __future__ import annotations
@@ -12,11 +18,15 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["check_deltas", "content_events"]
+from ..reference import body_kind
+
+__all__ = ["check_deltas", "content_events", "covers"]
 
 _LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
+_BOM = b"\xef\xbb\xbf"
 
 
 def content_events(body: bytes) -> list[tuple[int, int, str]]:
@@ -27,17 +37,28 @@ def content_events(body: bytes) -> list[tuple[int, int, str]]:
     """
     found: list[tuple[int, int, str]] = []
     data: list[bytes] = []
-    for match in _LINE.finditer(body):
+    named = False  # an ``event:`` line other than ``message``: not a chunk (§4.5)
+    start = len(_BOM) if body.startswith(_BOM) else 0
+    for match in _LINE.finditer(body, start):
         line = match.group(1)
         if line:
-            if line.startswith(b"data:"):
-                value = line[5:]
-                data.append(value[1:] if value.startswith(b" ") else value)
+            name, _, value = line.partition(b":")
+            value = value[1:] if value.startswith(b" ") else value
+            if name == b"data":
+                data.append(value)
+            elif name == b"event":
+                named = value not in (b"", b"message")
             continue
-        if data:
+        if data and not named:
             found.extend((match.end(), choice, text) for choice, text in _contents(data))
         data = []
+        named = False
     return found
+
+
+def covers(status: int, headers: Mapping[str, str], request: Mapping[str, Any]) -> bool:
+    """True for a streamed body: the check runs there when an adapter claims ``incremental``."""
+    return body_kind(status, headers, request) == "stream"
 
 
 def _contents(data: list[bytes]) -> list[tuple[int, str]]:
@@ -51,15 +72,29 @@ def _contents(data: list[bytes]) -> list[tuple[int, str]]:
         if not isinstance(choice, dict):
             continue
         delta = choice.get("delta")
-        text = delta.get("content") if isinstance(delta, dict) else None
+        content = delta.get("content") if isinstance(delta, dict) else None
         index = choice.get("index", 0)
-        if isinstance(text, str) and text and isinstance(index, int):
-            pieces.append((index, text))
+        if not isinstance(index, int):
+            continue
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for part in parts:
+            text = (
+                part.get("text") if isinstance(part, dict) and part.get("type") == "text" else None
+            )
+            if isinstance(text, str) and text:
+                pieces.append((index, text))
     return pieces
 
 
-def check_deltas(body: bytes, ends: list[int], deltas: Any) -> str | None:
-    """Why the reported ``deltas`` break the incremental rule, or ``None``."""
+def check_deltas(
+    body: bytes, ends: list[int], deltas: Any, outcome: Mapping[str, Any] | None = None
+) -> str | None:
+    """Why the reported ``deltas`` break the incremental rule, or ``None``.
+
+    Without ``outcome`` the deltas must add up to the whole stream's content;
+    with it, to each choice's content in the outcome, which the stream's
+    content must start with.
+    """
     if not isinstance(deltas, list):
         return "the adapter reports no deltas list"
     surfaced: dict[int, list[tuple[int, str]]] = {}
@@ -73,25 +108,60 @@ def check_deltas(body: bytes, ends: list[int], deltas: Any) -> str | None:
     wanted: dict[int, list[tuple[int, str]]] = {}
     for end, choice, text in content_events(body):
         wanted.setdefault(choice, []).append((end, text))
+    reported = _reported(outcome)
     for choice in sorted(set(wanted) | set(surfaced)):
-        problem = _check_choice(choice, wanted.get(choice, []), surfaced.get(choice, []), ends)
+        problem = _check_choice(
+            choice, wanted.get(choice, []), surfaced.get(choice, []), ends, reported
+        )
         if problem:
             return problem
     return None
 
 
+def _reported(outcome: Mapping[str, Any] | None) -> dict[int, str] | None:
+    """Each choice's content in ``outcome`` (``None`` without an outcome)."""
+    if outcome is None:
+        return None
+    choices = outcome.get("choices")
+    listed = choices if isinstance(choices, list) else []
+    return {
+        c["index"]: c["content"]
+        for c in listed
+        if isinstance(c, dict)
+        and isinstance(c.get("index"), int)
+        and isinstance(c.get("content"), str)
+    }
+
+
 def _check_choice(
-    choice: int, wanted: list[tuple[int, str]], got: list[tuple[int, str]], ends: list[int]
+    choice: int,
+    wanted: list[tuple[int, str]],
+    got: list[tuple[int, str]],
+    ends: list[int],
+    reported: dict[int, str] | None,
 ) -> str | None:
     want_text = "".join(text for _, text in wanted)
     got_text = "".join(text for _, text in got)
-    if got_text != want_text:
+    if reported is None and got_text != want_text:
         return (
             f"deltas of choice {choice} add up to {_short(got_text)}, "
             f"the stream's content is {_short(want_text)}"
         )
+    if reported is not None:
+        if got_text != reported.get(choice, ""):
+            return (
+                f"deltas of choice {choice} add up to {_short(got_text)}, "
+                f"the outcome's content is {_short(reported.get(choice, ''))}"
+            )
+        if not want_text.startswith(got_text):
+            return (
+                f"deltas of choice {choice} add up to {_short(got_text)}, "
+                f"not a start of the stream's content {_short(want_text)}"
+            )
     needed = 0
     for end, text in wanted:
+        if needed >= len(got_text):
+            break  # the parser stopped before this event (it may, §4.3, §8.4)
         needed += len(text)
         # The read that completed this event ends at the first boundary at or after it.
         read_end = ends[bisect.bisect_left(ends, end)] if ends and end <= ends[-1] else end

@@ -53,7 +53,11 @@ class Replay:
     def run(self, adapter: Adapter) -> tuple[Any, Result]:
         """Call ``adapter``'s ``parse`` here (exceptions propagate) and judge its outcome."""
         outcome = adapter.run(self.response())
-        return outcome, judge(self.case, self.transport, outcome, 0.0, self.ends)
+        claims = "incremental" in adapter.capabilities
+        result = judge(
+            self.case, self.transport, outcome, 0.0, self.ends, claims_incremental=claims
+        )
+        return outcome, result
 
 
 def find_case(case_id: str, corpus: Corpus | Path | None = None) -> tuple[Case, str | None]:

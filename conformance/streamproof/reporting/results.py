@@ -32,6 +32,8 @@ _FAILING = frozenset({Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPAS
 
 
 def summarize(results: Iterable[Result]) -> dict[str, int]:
+    """Counts by verdict; ``incremental_checked`` (runs whose deltas were checked) when any were."""
+    results = list(results)
     counts = Counter(r.verdict for r in results)
     summary = {
         "total": sum(counts.values()),
@@ -44,6 +46,9 @@ def summarize(results: Iterable[Result]) -> dict[str, int]:
         "xpassed": counts[Verdict.XPASS],
     }
     summary["errors"] = summary["crashed"] + summary["timed_out"]
+    checked = sum(r.incremental for r in results)
+    if checked:
+        summary["incremental_checked"] = checked
     return summary
 
 

@@ -76,6 +76,8 @@ def print_summary(
     for severity, figures in by_severity.items():
         if figures["runs"]:
             stream.write(f"  {coverage_line(severity, figures)}\n")
+    if s.get("incremental_checked"):
+        stream.write(f"  incremental delivery checked on {s['incremental_checked']} case runs\n")
 
 
 #: A crash shows this many innermost lines of its traceback; a failure this many
