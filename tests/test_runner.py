@@ -14,7 +14,6 @@ import pytest
 from streamproof.corpus import load_corpus
 from streamproof.harness.capture import OUTPUT_LIMIT, last_meaningful_line
 from streamproof.harness.engine import (
-    JSON_VALUE_LIMIT,
     Engine,
     Result,
     Verdict,
@@ -25,6 +24,7 @@ from streamproof.harness.engine import (
 from streamproof.harness.loader import AdapterError, ReplayResponse, load_adapter
 from streamproof.harness.messages import run_message
 from streamproof.harness.protocol import AdapterProcess, Reply
+from streamproof.harness.verdicts import JSON_VALUE_LIMIT
 from streamproof.reporting.results import exit_status, summarize
 
 HERE = Path(__file__).parent / "adapters"
