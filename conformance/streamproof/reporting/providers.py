@@ -22,6 +22,7 @@ from typing import Any
 from ..__about__ import __version__
 from ..atomic import write_atomic
 from ..checks.report import LintReport, lint_case
+from ..corpus.breadth import breadth
 from ..corpus.cases import SEVERITIES, Case, Corpus, CorpusError
 from ..corpus.quirks import Catalogue, load_quirks
 from .render import template
@@ -55,6 +56,9 @@ def provider_report(corpus: Corpus, catalogue: Catalogue | None = None) -> dict[
         _count(providers.setdefault(case.provider, _Provider(case.provider)), case, report)
         severity.update((d.quirk, d.severity) for d in report.deviations)
     rows = [_provider_row(p, catalogue, severity) for _, p in sorted(providers.items())]
+    wide = {row.provider: row.as_dict() for row in breadth(corpus.cases)}
+    for row in rows:
+        row["breadth"] = wide.get(row["provider"])
     seen = sorted(severity, key=lambda q: (_RANK[severity[q]], q))
     return {
         "tool": {"name": "streamproof", "version": __version__},
