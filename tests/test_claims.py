@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from commands import dump, load, streamproof
 
 from streamproof.corpus import load_corpus
 from streamproof.corpus.schemas import schema_errors
@@ -23,26 +21,6 @@ from streamproof.resources import data_path
 
 ADAPTERS = Path(__file__).parent / "adapters"
 SUBSET = "sse-spec/*"  # 40 cases: quick, and naive_lines passes some and fails others
-
-
-def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streamproof", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
-
-
-def load(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def dump(data: Any, path: Path) -> Path:
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")

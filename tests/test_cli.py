@@ -3,29 +3,17 @@ from __future__ import annotations
 import fnmatch
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from commands import streamproof
 
 from streamproof.corpus import load_corpus
 from streamproof.corpus.schemas import schema_errors
 from streamproof.resources import data_path
 
 ADAPTERS = Path(__file__).parent / "adapters"
-
-
-def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streamproof", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.fixture

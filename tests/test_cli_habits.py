@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from commands import streamproof as streamproof_cli
 
 import streamproof
 from streamproof.cli import main
@@ -17,17 +18,6 @@ from streamproof.harness.selection import KeywordError, Selection, keyword_match
 ADAPTERS = Path(__file__).resolve().parent / "adapters"
 CORPUS = load_corpus()
 BY_ID = {c.id: c for c in CORPUS.cases}
-
-
-def streamproof_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streamproof", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
 
 
 def _runs(stdout: str) -> list[str]:

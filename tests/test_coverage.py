@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from commands import dump, load, streamproof
 
 from streamproof.corpus import load_corpus
 from streamproof.corpus.schemas import schema_errors
@@ -22,26 +19,6 @@ LINE = re.compile(
     r"^  (must|should|may) (\d+) passed of (\d+) scored \((\d+) case runs"
     r"(?:, none skipped|; (\d+) skipped: (.*))\)$"
 )
-
-
-def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streamproof", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
-
-
-def load(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def dump(data: Any, path: Path) -> Path:
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return path
 
 
 # the figures

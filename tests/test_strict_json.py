@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from commands import streamproof
 
 from streamproof.corpus import load_corpus
 from streamproof.harness.engine import Engine, Verdict
@@ -20,17 +20,6 @@ from streamproof.reporting.verify import verify
 ADAPTERS = Path(__file__).parent / "adapters"
 CASE = "generic/finish-without-done"
 BY_ID = {c.id: c for c in load_corpus().cases}
-
-
-def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streamproof", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        check=False,
-    )
 
 
 def strict(text: str) -> Any:
