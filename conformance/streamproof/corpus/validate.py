@@ -19,7 +19,7 @@ from .cases import Case, file_digests, read_manifest, scan, tree_digest
 from .gate import UnsafeFile, read_text
 from .quirks import load_quirks, readme_with_tables
 
-__all__ = ["check_corpus", "needed_capabilities", "write_manifest"]
+__all__ = ["CHOICE_FIELD_CAPABILITY", "check_corpus", "needed_capabilities", "write_manifest"]
 
 _SECRETS = (
     re.compile(rb"sk-[A-Za-z0-9_-]{20,}"),
@@ -28,7 +28,8 @@ _SECRETS = (
     re.compile(rb"(?i)(api[_-]?key|access[_-]?token)\"?\s*[:=]\s*\"?[A-Za-z0-9_-]{16,}"),
 )
 _SECRET_HEADERS = frozenset({"authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
-_FIELD_CAPABILITY = {
+#: Outcome keys of a choice, and the capability that claims each.
+CHOICE_FIELD_CAPABILITY = {
     "role": "role",
     "content": "content",
     "reasoning": "reasoning",
@@ -66,7 +67,7 @@ def _needed_by(want: dict[str, Any], case: Case) -> set[str]:
     if len(choices) > 1:
         needed.add("multiple_choices")
     for choice in choices:
-        needed |= {cap for key, cap in _FIELD_CAPABILITY.items() if key in choice}
+        needed |= {cap for key, cap in CHOICE_FIELD_CAPABILITY.items() if key in choice}
     return needed
 
 

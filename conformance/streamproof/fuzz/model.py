@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..corpus.validate import CHOICE_FIELD_CAPABILITY
+
 __all__ = [
     "CallDelta",
     "Chunk",
@@ -247,15 +249,8 @@ def outcomes(response: Response) -> list[dict[str, Any]]:
     return [full]
 
 
-#: Outcome keys of a choice, and the capability that claims each.
-CHOICE_FIELDS = {
-    "role": "role",
-    "content": "content",
-    "reasoning": "reasoning",
-    "refusal": "refusal",
-    "finish_reason": "finish_reason",
-    "tool_calls": "tool_calls",
-}
+#: Outcome keys of a choice, and the capability that claims each (as ``validate`` reads them).
+CHOICE_FIELDS = CHOICE_FIELD_CAPABILITY
 
 
 def requires(response: Response) -> set[str]:
