@@ -1,11 +1,11 @@
 """Throughput of SSE stream parsers on the same bytes, in one run.
 
     python benchmarks/bench_parsers.py [--repeat N] [--read-size BYTES ...]
-        [--loader auto|json|orjson] [--memory] [--json FILE] [--quick]
+        [--memory] [--json FILE] [--quick]
 
 Every parser gets the same list of reads of the stream of ``streams.py`` and
-the same JSON loader (``--loader``: by default the one the reference uses,
-orjson when it is installed, else the standard library's):
+the same JSON loader, the one the reference reads chunks with (the standard
+library's ``json``, its C scanner called directly: ``fastjson.exact_loads``):
 
 * ``reference``   streamproof's ResponseReader end to end (SSE, JSON, the whole
                   outcome and the content deltas, as the reference adapter keeps them);
@@ -322,12 +322,6 @@ def main(argv: list[str] | None = None) -> int:
         help="bytes per read, repeatable (default 65536, 4096 and 64)",
     )
     ap.add_argument(
-        "--loader",
-        choices=("auto", "json", "orjson"),
-        default="auto",
-        help="the JSON loader of every parser (default: the reference's, orjson when installed)",
-    )
-    ap.add_argument(
         "--memory", action="store_true", help="also the memory of one 1 to 8 MiB event, 1 KiB reads"
     )
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
@@ -338,14 +332,10 @@ def main(argv: list[str] | None = None) -> int:
     read_sizes = sorted(set(args.read_size or [65536, 4096, 64]), reverse=True)
     if args.repeat < 1 or min(read_sizes) < 1:
         ap.error("--repeat and --read-size must be at least 1")
-    try:
-        fastjson.use_loader(args.loader)
-    except ImportError as exc:
-        ap.error(f"--loader orjson: {exc}")
-    loader = fastjson.loader_name()
-    # The very function the reference reads chunks with: orjson's loads, or
-    # fastjson.exact_loads (json's C scanner, json.loads for anything else).
-    loads: Loads = fastjson.fast_loads() or fastjson.exact_loads
+    # The very function the reference reads chunks with: the standard
+    # library's json, its C scanner called directly (fastjson.exact_loads).
+    loads: Loads = fastjson.exact_loads
+    loader = "json"
     repeat, warmup = (1, 0) if args.quick else (args.repeat, 1)
     stream = build_stream(*(QUICK if args.quick else FULL))
     found, skipped = parsers()
@@ -434,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-VERSIONED = ("orjson", "httpx", "httpx-sse", "sseclient-py", "openai")
+VERSIONED = ("httpx", "httpx-sse", "sseclient-py", "openai")
 
 
 if __name__ == "__main__":

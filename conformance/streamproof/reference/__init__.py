@@ -3,8 +3,7 @@
 Layer 1, the lowest. ``sse`` decodes the event stream (WHATWG rules, bounded
 buffers), ``chat`` accumulates chat completion chunks and reads
 non-streamed bodies, ``choices`` holds what they build, ``fastjson`` reads
-JSON (orjson when it is installed, imported on first use; the standard
-library's json otherwise and wherever orjson refuses a text), ``reader``
+JSON (the standard library's, its scanner called directly), ``reader``
 decides what a body is and ties them together. Standard library only at
 import: it imports nothing from the rest of streamproof, so it can be read,
 copied and tested on its own.

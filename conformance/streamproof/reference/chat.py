@@ -1,34 +1,34 @@
 """The reference reading of chat completion chunks, sans-IO.
 
 ``StreamAccumulator`` takes the events of ``streamproof.reference.sse`` and builds the
-outcome of docs/semantics.md; ``read_completion`` and ``error_from_body`` do
-the same for a whole non-streamed body or an HTTP error. Nothing here knows
-about transports, adapters or the runner.
+outcome of docs/semantics.md; ``read_completion`` reads a non-streamed body as
+the one chunk it amounts to, and ``error_from_body`` reads an HTTP error.
+Nothing here knows about transports, adapters or the runner.
 
-``take_events`` is the path of ``ResponseReader``: the undecoded events of one
-read, each chunk read by ``fastjson`` and the common chunk (content at an
-integer index) accumulated in line; everything else goes through ``take``
-and ``_chunk``, which hold every rule.
+Every rule of a chunk is in one place, the loop of ``take_events``: it takes
+the undecoded events of one read, each chunk read by ``fastjson``; ``take``
+and ``feed`` hand it one event.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from itertools import starmap
 from typing import Any
 
 from .choices import (
     Choice,
     ContentPiece,
+    choice_index,
     content_parts,
     error_fields,
     first_text,
     loads_or_text,
-    text_or_empty,
     tool_call_delta,
 )
-from .fastjson import Text, exact_loads, fast_loads, has_float
-from .sse import Event, RawEvent
+from .fastjson import Text, exact_loads
+from .sse import Event
 
 __all__ = ["ContentPiece", "StreamAccumulator", "error_from_body", "read_completion"]
 
@@ -45,7 +45,6 @@ class StreamAccumulator:
         self._done = False
         self._id: str | None = None
         self._model: str | None = None
-        self._fast = fast_loads()
 
     @property
     def finished(self) -> bool:
@@ -55,209 +54,95 @@ class StreamAccumulator:
     def fail(self, message: str) -> None:
         """Record an error found outside the chunks (a broken frame)."""
         if self._error is None:
-            self._error = {"message": message, "type": None, "code": None}
+            self._error = error_fields(message)
 
     def feed(self, event: Event) -> list[ContentPiece]:
         """Take one event; return the content it surfaced."""
         pairs: list[tuple[int, str]] = []
-        if event.type == "message" and event.data == "[DONE]":
-            if not self.finished:
-                self._done = True
-        else:
+        if not self.finished:  # semantics §4.1, §8.4: nothing after [DONE] or an error
             self.take(event.type, event.data, pairs)
         return list(starmap(ContentPiece, pairs))
 
-    def take_events(self, events: list[RawEvent], pairs: list[tuple[int, str]]) -> None:
+    def take(self, type_: str, data: Text, pairs: list[tuple[int, str]]) -> None:
+        """Take one event as its type and data (text, or UTF-8 bytes as ``SSEDecoder.events``
+        gives them); append ``(choice, content)`` of the content it surfaced to ``pairs``.
+        Like ``take_events``, it is called only while not ``finished``."""
+        self.take_events([(type_, data, "", None)], pairs)
+
+    def take_events(
+        self, events: Iterable[tuple[str, Text, str, int | None]], pairs: list[tuple[int, str]]
+    ) -> None:
         """Take the events of one read as ``SSEDecoder.events`` gives them.
 
         Each piece of content surfaced is appended to ``pairs`` as
-        ``(choice, content)``: ``ContentPiece(*pair)`` is the piece.
+        ``(choice, content)``: ``ContentPiece(*pair)`` is the piece. It stops
+        at [DONE] or an error; the caller calls it again only while the
+        accumulator is not ``finished`` (semantics §4.1, §8.4).
         """
-        if self._done or self._error is not None:
-            return
-        fast = self._fast  # None: json reads every chunk, and its numbers are exact
-        loads = fast or exact_loads
-        known = self._choices
-        large = LARGE_EVENT
-        ids_known = self._id is not None and self._model is not None
+        known, loads, large = self._choices, exact_loads, LARGE_EVENT
         for type_, data, _, _ in events:
-            # Every path that can finish the stream checks for it after.
-            if len(data) > large or type_ != "message":
-                self.take(type_, _text_freeing(data) if len(data) > large else data, pairs)
-                if self._done or self._error is not None:
+            if type_ != "message":
+                if type_ == "error":
+                    self._error_event(data)
                     return
-                ids_known = self._id is not None and self._model is not None
-                continue
+                continue  # semantics §4.5
+            if data in _DONE:
+                self._done = True
+                return
+            if len(data) > large:
+                data = _text_freeing(data)
             try:
                 chunk = loads(data)
-            except ValueError:  # [DONE], or a text for json to read or to refuse
-                chunk = None
-            if (
-                type(chunk) is not dict
-                or not ids_known
-                or ("usage" in chunk and chunk["usage"] is not None)
-                or "error" in chunk
-            ):
-                if type(chunk) is dict:
-                    self._chunk(chunk, data if fast else None, pairs)
-                else:
-                    self.take(type_, data, pairs)
-                if self._done or self._error is not None:
-                    return
-                ids_known = self._id is not None and self._model is not None
-                continue
-            # The common chunk, in line: what _chunk does when only choices count.
-            choices = chunk.get("choices")
-            if type(choices) is not list:
-                continue
-            finishing = False
-            for raw in choices:
-                if type(raw) is not dict:
-                    continue
-                index = raw.get("index", 0)
-                delta = raw.get("delta")
-                if type(index) is int and type(delta) is dict and len(delta) == 1:
-                    content = delta.get("content")
-                    if type(content) is str:
-                        choice = known.get(index)
-                        if choice is None:
-                            choice = known[index] = Choice(index)
-                        if content:
-                            choice.content.append(content)
-                            pairs.append((index, content))
-                        reason = raw.get("finish_reason")
-                        if reason and isinstance(reason, str):
-                            self._finish(choice, reason)
-                            finishing = True
-                        continue
-                self._choice(choices, raw, data if fast else None, pairs)
-                finishing = True
-            if finishing and self._error is not None:
-                return
-
-    def take(self, type_: str, data: Text, pairs: list[tuple[int, str]]) -> None:
-        """Take one event as its type and data (UTF-8 bytes as ``SSEDecoder.events`` gives
-        them, or text); append ``(choice, content)`` of the content it surfaced to ``pairs``."""
-        if self._done or self._error is not None:
-            return  # semantics §4.1, §8.4: nothing after [DONE] or an error
-        if type_ != "message":
-            if type_ == "error":
-                # semantics §8.2: the data is read as in §8.1, so a wrapped
-                # {"error": {...}} gives the inner object's message, type and code.
-                parsed = loads_or_text(_text_of(data))
-                if isinstance(parsed, dict) and parsed.get("error") is not None:
-                    parsed = parsed["error"]
-                self._error = error_fields(parsed)
-            return  # semantics §4.5
-        if data == b"[DONE]":
-            self._done = True
-            return
-        # Text (``feed``, or a large event) goes to json directly.
-        fast = self._fast if type(data) is not str else None
-        chunk: Any = None
-        if fast is not None:
-            try:
-                chunk = fast(data)
-            except (ValueError, RecursionError):
-                fast = None
-        if fast is None:
-            try:
-                chunk = exact_loads(data)
             except (ValueError, RecursionError) as exc:  # nested past what json reads
-                self.fail(f"corrupt event {_text_of(data)[:80]!r}: {exc}")
+                self.fail(f"corrupt event {_text_of(data)[:_QUOTED]!r}: {exc}")
                 return
-        if type(chunk) is not dict:
-            self.fail(f"event data is not a JSON object: {_text_of(data)[:80]!r}")
-            return
-        self._chunk(chunk, data if fast is not None else None, pairs)
+            if type(chunk) is not dict:
+                self.fail(f"event data is not a JSON object: {_text_of(data)[:_QUOTED]!r}")
+                return
+            if self._id is None or self._model is None:
+                self._id = first_text(self._id, chunk.get("id"))
+                self._model = first_text(self._model, chunk.get("model"))
+            usage = chunk.get("usage")
+            if isinstance(usage, dict):
+                self._usage = usage  # semantics §7.1, as sent
+            choices = chunk.get("choices")
+            for raw in choices if isinstance(choices, list) else ():
+                if isinstance(raw, dict):  # (anything else in the list is no choice)
+                    index = choice_index(raw)
+                    choice = known.get(index)
+                    if choice is None:
+                        choice = known[index] = Choice(index)
+                    delta = raw.get("delta")
+                    if isinstance(delta, dict):
+                        content = delta.get("content")
+                        if type(content) is str:  # the common delta: no list to build
+                            if content:
+                                choice.content.append(content)
+                                pairs.append((index, content))
+                        else:
+                            for text in content_parts(content, choice):
+                                choice.content.append(text)
+                                pairs.append((index, text))
+                        if len(delta) > ("content" in delta):
+                            _other_fields(choice, delta)
+                    reason = raw.get("finish_reason")
+                    if reason and isinstance(reason, str):
+                        choice.finish_reason = reason  # semantics §6.4
+                        if reason == "error":
+                            self.fail("finish_reason 'error'")  # semantics §8.3
+            error = chunk.get("error")
+            if error is not None:
+                self._error = error_fields(error)  # semantics §8.1
+            if self._error is not None:
+                return
 
-    def _chunk(
-        self, chunk: dict[str, Any], fast: Text | None, pairs: list[tuple[int, str]]
-    ) -> None:
-        # ``fast`` is the chunk's text when orjson read it: where a number
-        # reaches the outcome, a float may be an integer past 64 bits, and the
-        # standard library's reading of the text decides (see fastjson).
-        if self._id is None:
-            self._id = first_text(None, chunk.get("id"))
-        if self._model is None:
-            self._model = first_text(None, chunk.get("model"))
-        usage = chunk.get("usage")
-        if usage is not None and isinstance(usage, dict):
-            if fast is not None and has_float(usage):
-                usage = exact_loads(fast)["usage"]
-            self._usage = usage  # semantics §7.1, as sent
-        choices = chunk.get("choices")
-        if type(choices) is list:
-            known = self._choices
-            for raw in choices:
-                if type(raw) is not dict:
-                    continue
-                # The common delta, {"content": "..."} at an integer index, in line.
-                index = raw.get("index", 0)
-                delta = raw.get("delta")
-                if type(index) is int and type(delta) is dict and len(delta) == 1:
-                    content = delta.get("content")
-                    if type(content) is str:
-                        choice = known.get(index)
-                        if choice is None:
-                            choice = known[index] = Choice(index)
-                        if content:
-                            choice.content.append(content)
-                            pairs.append((index, content))
-                        reason = raw.get("finish_reason")
-                        if reason and isinstance(reason, str):
-                            self._finish(choice, reason)
-                        continue
-                self._choice(choices, raw, fast, pairs)
-        error = chunk.get("error")
-        if error is not None:
-            if fast is not None and has_float(error):
-                error = exact_loads(fast)["error"]
-            self._error = error_fields(error)  # semantics §8.1
-
-    def _choice(
-        self,
-        choices: list[Any],
-        raw: dict[str, Any],
-        fast: Text | None,
-        pairs: list[tuple[int, str]],
-    ) -> None:
-        if fast is not None and _inexact_numbers(raw):
-            position = next(i for i, c in enumerate(choices) if c is raw)
-            raw = exact_loads(fast)["choices"][position]
-        if isinstance(raw.get("index", 0), int):
-            self._choice_delta(raw, pairs)
-
-    def _choice_delta(self, raw: dict[str, Any], pairs: list[tuple[int, str]]) -> None:
-        index = raw.get("index", 0)
-        choice = self._choices.get(index)
-        if choice is None:
-            choice = self._choices[index] = Choice(index)
-        delta = raw.get("delta")
-        if isinstance(delta, dict):
-            if isinstance(delta.get("role"), str) and delta["role"]:
-                choice.role = delta["role"]
-            for text in content_parts(delta.get("content"), choice):
-                choice.content.append(text)
-                pairs.append((index, text))
-            if isinstance(delta.get("reasoning_content"), str):
-                choice.reasoning.append(delta["reasoning_content"])
-            elif isinstance(delta.get("reasoning"), str):
-                choice.reasoning.append(delta["reasoning"])
-            if isinstance(delta.get("refusal"), str):
-                choice.refusal.append(delta["refusal"])
-            calls = delta.get("tool_calls")
-            for call in calls if isinstance(calls, list) else []:
-                if isinstance(call, dict):
-                    tool_call_delta(choice, call)
-        reason = raw.get("finish_reason")
-        if reason and isinstance(reason, str):
-            self._finish(choice, reason)
-
-    def _finish(self, choice: Choice, reason: str) -> None:
-        choice.finish_reason = reason  # semantics §6.4
-        if reason == "error" and self._error is None:
-            self._error = {"message": "finish_reason 'error'", "type": None, "code": None}
+    def _error_event(self, data: Text) -> None:
+        # semantics §8.2: the data is read as in §8.1, so a wrapped
+        # {"error": {...}} gives the inner object's message, type and code.
+        parsed = loads_or_text(_text_of(data))
+        if isinstance(parsed, dict) and parsed.get("error") is not None:
+            parsed = parsed["error"]
+        self._error = error_fields(parsed)
 
     def outcome(self, *, ended_cleanly: bool = True) -> Outcome:
         """The outcome so far; call after the body ended."""
@@ -278,15 +163,41 @@ class StreamAccumulator:
         }
 
 
-# An event past this size is decoded first and read by the standard library's
-# json: its bytes are freed before it is parsed, and orjson, fast on chunks,
-# needs several times an event's size on a large one.
+_DONE = (b"[DONE]", "[DONE]")
+
+# How much of a corrupt event's text, or of an error body that is not JSON,
+# an error message quotes.
+_QUOTED = 80
+_QUOTED_BODY = 500
+
+
+def _other_fields(choice: Choice, delta: dict[str, Any]) -> None:
+    """What a delta holds besides content: role, reasoning, refusal, tool calls (§6)."""
+    role = delta.get("role")
+    if isinstance(role, str) and role:
+        choice.role = role
+    reasoning = delta.get("reasoning_content")
+    if not isinstance(reasoning, str):
+        reasoning = delta.get("reasoning")
+    if isinstance(reasoning, str):
+        choice.reasoning.append(reasoning)
+    refusal = delta.get("refusal")
+    if isinstance(refusal, str):
+        choice.refusal.append(refusal)
+    calls = delta.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        if isinstance(call, dict):
+            tool_call_delta(choice, call)
+
+
+# An event past this size is decoded first: its bytes are freed before it is
+# parsed.
 LARGE_EVENT = 1024 * 1024
 
 
-def _text_freeing(data: bytes | bytearray) -> str:
+def _text_freeing(data: Text) -> str:
     """``data`` decoded; a bytearray (the decoder's own buffer, no one else's) is emptied."""
-    text = data.decode("utf-8", errors="replace")
+    text = _text_of(data)
     if isinstance(data, bytearray):
         data.clear()
     return text
@@ -296,92 +207,49 @@ def _text_of(data: Text) -> str:
     return data if isinstance(data, str) else data.decode("utf-8", errors="replace")
 
 
-def _inexact_numbers(raw: dict[str, Any]) -> bool:
-    """True when a choice's index or a tool call's index is a float (see fastjson)."""
-    if type(raw.get("index")) is float:
-        return True
-    delta = raw.get("delta")
-    calls = delta.get("tool_calls") if type(delta) is dict else None
-    if type(calls) is not list:
-        return False
-    return any(type(c) is dict and type(c.get("index")) is float for c in calls)
-
-
 def error_from_body(status: int, body: bytes) -> Outcome:
     """The outcome of an HTTP error status (semantics §8.5, §8.6)."""
-    parsed = loads_or_text(body.decode("utf-8", errors="replace"))
+    parsed = loads_or_text(_text_of(body))
     if isinstance(parsed, dict) and "error" in parsed:
-        error = error_fields(parsed["error"])
+        error = parsed["error"]
     elif isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
-        error = error_fields(parsed)
+        error = parsed
     else:
         text = parsed if isinstance(parsed, str) else json.dumps(parsed)
-        error = {"message": text.strip()[:500] or f"HTTP {status}", "type": None, "code": None}
-    error["http_status"] = status
-    return {
-        "status": "error",
-        "choices": [],
-        "usage": None,
-        "error": error,
-        "id": None,
-        "model": None,
-    }
+        error = text.strip()[:_QUOTED_BODY] or f"HTTP {status}"
+    outcome = _failed(error)
+    outcome["error"]["http_status"] = status
+    return outcome
 
 
 def read_completion(body: bytes) -> Outcome:
     """The outcome of a non-streamed ``chat.completion`` body (semantics §9)."""
     try:
-        parsed = json.loads(body.decode("utf-8", errors="replace"))
+        parsed = json.loads(_text_of(body))
     except (ValueError, RecursionError) as exc:
         return _failed(f"body is not JSON: {exc}")
     if not isinstance(parsed, dict):
         return _failed("body is not a JSON object")
-    if parsed.get("error") is not None:
-        return {**_failed(""), "error": error_fields(parsed["error"])}
-    choices = []
-    for raw in parsed.get("choices") or []:
-        if isinstance(raw, dict):
-            choices.append(_message_choice(raw))
-    choices.sort(key=lambda c: c["index"])
-    usage = parsed.get("usage")
-    return {
-        "status": "complete",
-        "choices": choices,
-        "usage": usage if isinstance(usage, dict) else None,
-        "error": None,
-        "id": parsed.get("id") if isinstance(parsed.get("id"), str) else None,
-        "model": parsed.get("model") if isinstance(parsed.get("model"), str) else None,
-    }
+    # A completion reads as the one chunk it amounts to, each choice's
+    # message as its delta (§9 asks of a message what §6 asks of a delta),
+    # and then the end of the stream; a top-level error makes it an error, as
+    # in a chunk (§8.1).
+    choices = parsed.get("choices")
+    if isinstance(choices, list):
+        choices = [{**c, "delta": c.get("message")} for c in choices if isinstance(c, dict)]
+    accumulator = StreamAccumulator()
+    accumulator.take("message", json.dumps({**parsed, "choices": choices}), [])
+    accumulator.take("message", "[DONE]", [])
+    return accumulator.outcome()
 
 
-def _message_choice(raw: dict[str, Any]) -> dict[str, Any]:
-    index = raw.get("index", 0)
-    choice = Choice(index if isinstance(index, int) else 0)
-    message = raw.get("message")
-    if isinstance(message, dict):
-        choice.role = message.get("role") if isinstance(message.get("role"), str) else None
-        choice.content.extend(content_parts(message.get("content"), choice))
-        reasoning = message.get("reasoning_content")
-        if not isinstance(reasoning, str):
-            reasoning = message.get("reasoning")
-        if isinstance(reasoning, str):
-            choice.reasoning.append(reasoning)
-        choice.refusal.append(text_or_empty(message.get("refusal")))
-        calls = message.get("tool_calls")
-        for call in calls if isinstance(calls, list) else []:
-            if isinstance(call, dict):
-                tool_call_delta(choice, call)
-    reason = raw.get("finish_reason")
-    choice.finish_reason = reason if isinstance(reason, str) and reason else None
-    return choice.as_dict()
-
-
-def _failed(message: str) -> Outcome:
+def _failed(error: Any) -> Outcome:
+    """The outcome of a body that is an error: ``error`` is read as in semantics §8.1."""
     return {
         "status": "error",
         "choices": [],
         "usage": None,
-        "error": {"message": message, "type": None, "code": None},
+        "error": error_fields(error),
         "id": None,
         "model": None,
     }

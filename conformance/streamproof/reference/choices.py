@@ -15,11 +15,11 @@ __all__ = [
     "Choice",
     "ContentPiece",
     "ToolCall",
+    "choice_index",
     "content_parts",
     "error_fields",
     "first_text",
     "loads_or_text",
-    "text_or_empty",
     "tool_call_delta",
 ]
 
@@ -71,8 +71,10 @@ class Choice:
         }
 
 
-def text_or_empty(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+def choice_index(raw: dict[str, Any]) -> int:
+    """A choice's ``index``; without an integer one it is choice 0 (semantics §6.1)."""
+    index = raw.get("index")
+    return index if isinstance(index, int) else 0
 
 
 def first_text(current: str | None, value: Any) -> str | None:
@@ -85,21 +87,19 @@ def first_text(current: str | None, value: Any) -> str | None:
 def error_fields(error: Any) -> dict[str, Any]:
     """The outcome's error from a provider's error value (semantics §8.1)."""
     if isinstance(error, dict):
-        code = error.get("code")
-        return {
-            "message": text_or_empty(error.get("message")) or json.dumps(error),
-            "type": error.get("type") if isinstance(error.get("type"), str) else None,
-            "code": code if isinstance(code, (str, int)) and not isinstance(code, bool) else None,
-        }
-    if isinstance(error, str):
-        return {"message": error, "type": None, "code": None}
-    return {"message": json.dumps(error), "type": None, "code": None}
+        message, type_, code = error.get("message"), error.get("type"), error.get("code")
+    else:  # a string is the message; anything else is shown as JSON
+        message, type_, code = error, None, None
+    return {
+        "message": message if isinstance(message, str) else json.dumps(error),
+        "type": type_ if isinstance(type_, str) else None,
+        "code": code if type(code) in (str, int) else None,  # (not a bool)
+    }
 
 
 def content_parts(content: Any, choice: Choice) -> list[str]:
-    """Text to add to content; thinking parts go to reasoning (semantics §6.3)."""
-    if isinstance(content, str):
-        return [content] if content else []
+    """Text to add to content from an array of parts; thinking parts go to reasoning
+    (semantics §6.3). A string is the caller's to add; anything else adds nothing."""
     texts: list[str] = []
     for part in content if isinstance(content, list) else []:
         if not isinstance(part, dict):

@@ -60,8 +60,6 @@ class ResponseReader:
         except SSEProtocolError as exc:
             chat.fail(str(exc))
             return []
-        if not events:
-            return []
         pairs: list[tuple[int, str]] = []
         chat.take_events(events, pairs)
         return list(starmap(ContentPiece, pairs)) if pairs else []
@@ -69,11 +67,8 @@ class ResponseReader:
     def close(self) -> Outcome:
         """The body ended: return the outcome."""
         if self.kind == "stream":
-            if not self._chat.finished:
-                try:
-                    self._decoder.close()
-                except SSEProtocolError as exc:
-                    self._chat.fail(str(exc))
+            # An event no blank line closed is discarded (semantics §3.6), so
+            # the decoder has nothing more to give.
             return self._chat.outcome()
         if self._too_large:
             outcome = read_completion(b"")

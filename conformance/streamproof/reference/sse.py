@@ -6,11 +6,16 @@ lines starting with ``:`` are comments; a field is split at its first colon
 and loses one space after it; ``data`` lines join with ``\\n``; a blank line
 dispatches, unless the data buffer is empty.
 
-Lines are found in bytes with ``bytes.find`` and an event's data is decoded
-once, when it is dispatched. CR and LF never occur inside a multi-byte UTF-8
-sequence, so this is the same as decoding the stream incrementally and then
-splitting, and a character split across reads is simply held with the rest of
-its line until the line ends.
+Lines are found in bytes and an event's data is decoded once, when it is
+read. CR and LF never occur inside a multi-byte UTF-8 sequence, so this is
+the same as decoding the stream incrementally and then splitting, and a
+character split across reads is simply held with the rest of its line until
+the line ends.
+
+Every line goes through ``_line``, which holds the rules, but for one
+shortcut: a run of whole events that are each one ``data: `` line and a blank
+line (what nearly every chat stream sends) is cut into events by one
+``split``, with the same result.
 
 The decoder takes ``bytes`` and never ``str``: ``feed(data) -> list[Event]``
 and ``close() -> list[Event]``. It does no I/O.
@@ -19,7 +24,7 @@ and ``close() -> list[Event]``. It does no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import islice
+from itertools import repeat
 
 __all__ = ["MAX_LINE_BYTES", "Event", "RawEvent", "SSEDecoder", "SSEProtocolError"]
 
@@ -77,9 +82,6 @@ class SSEDecoder:
         self._retry: int | None = None
         self._error: SSEProtocolError | None = None
         self._closed = False
-        # At the start, after a CR, after an error or after close: events()
-        # takes its careful path.
-        self._irregular = True
 
     @property
     def has_unterminated_event(self) -> bool:
@@ -96,202 +98,69 @@ class SSEDecoder:
         The data is the UTF-8 of the event's data lines joined with LF;
         ``data.decode("utf-8", errors="replace")`` is ``Event.data``.
         """
-        if self._irregular:
-            return self._irregular_events(data)
-        if not data:
-            return []
-        if b"\r" in data:
-            return self._read(data, 0)
-        # The common read: LF line ends only, no state to look at.
-        last = data.rfind(b"\n")
-        if last < 0:
-            pending = self._pending
-            pending += data
-            if len(pending) > self._max_line:
-                self._check_line_bound()
-            return []
-        tail_size = len(data) - last - 1
-        if tail_size > self._max_line:
-            self._pending += data[last + 1 :]
-            self._check_line_bound()
-        events: list[RawEvent] = []
-        self._lf_lines(data, 0, events)
-        if tail_size:
-            self._pending += data[last + 1 :]
-        return events
-
-    def _irregular_events(self, data: bytes) -> list[RawEvent]:
-        """``events`` at the start, after a CR, after an error or after close."""
         if self._error is not None:
             raise self._error
         if self._closed:
             raise RuntimeError("feed() after close()")
-        if not data:
-            return []
         if self._at_start:
             data = self._strip_bom(data)
-            if not data:
-                return []
-        start = 0
-        if self._skip_lf:
+        if self._skip_lf and data:
             # §9.2.6: CRLF is one line end even when a read ends between them.
             self._skip_lf = False
             if data[:1] == b"\n":
-                start = 1
-        self._irregular = False
-        return self._read(data, start)
-
-    def _read(self, data: bytes, start: int) -> list[RawEvent]:
-        """Every line of ``data[start:]``, whatever ends them."""
-        lf = data.find(b"\n", start)
-        cr = data.find(b"\r", start)
-        if lf < 0 and cr < 0:
-            self._pending += data[start:] if start else data
+                data = data[1:]
+        if b"\n" not in data and b"\r" not in data:
+            self._pending += data  # the line under way goes on (a small read)
             self._check_line_bound()
             return []
-        # The bytes after the last line end stay pending. Checked first, so a
-        # read that breaks the bound dispatches nothing, as it always has.
-        last = max(data.rfind(b"\n"), data.rfind(b"\r"))
-        tail_size = len(data) - last - 1
-        if tail_size > self._max_line:
-            self._pending += data[last + 1 :]
-            self._check_line_bound()
         events: list[RawEvent] = []
-        if cr < 0:
-            self._lf_lines(data, start, events)
-        else:
-            self._any_lines(data, start, lf, cr, events)
-        if tail_size:
-            self._pending += data[last + 1 :]
-        elif data[-1:] == b"\r":
-            self._skip_lf = self._irregular = True
+        first = data.find(b"\n\n")
+        last = data.rfind(b"\n\n")
+        if last <= first or b"\r" in data:
+            self._lines(data, events)
+            return events
+        # The read holds two blank lines or more: what comes up to the first
+        # ends the event under way, what comes between it and the last is
+        # whole events, what follows the last begins the next.
+        self._lines(data[: first + 2], events)
+        self._whole_events(data[first + 2 : last + 2], events)
+        self._lines(data[last + 2 :], events)
         return events
 
-    def _line_with_pending(self, data: bytes, start: int, end: int) -> bytearray | bytes:
-        """The line ending at ``end``, with what earlier reads left of it."""
-        if not self._pending:
-            return data[start:end]
-        line = self._pending
-        line += data[start:end]
-        self._pending = bytearray()
-        return line
+    def _whole_events(self, data: bytes, events: list[RawEvent]) -> None:
+        """Events from ``data``, which starts after a blank line and ends with one."""
+        if len(data) > self._max_event:
+            self._lines(data, events)  # the bounds are counted line by line
+            return
+        payloads = data[6:-2].split(b"\n\ndata: ")
+        if data.startswith(b"data: ") and data.count(b"\n") == 2 * len(payloads):
+            # Every LF is in a "\n\ndata: " or in the final "\n\n": each event
+            # is one data line, and no payload holds an LF.
+            events += zip(repeat("message"), payloads, repeat(self._last_id), repeat(self._retry))
+        else:
+            self._lines(data, events)  # comments, other fields, blank lines in a row
 
-    def _lf_lines(self, data: bytes, start: int, events: list[RawEvent]) -> None:
-        """Every line of a read without CR: the common case, kept lean."""
-        lines = data.split(b"\n")
-        lines.pop()  # the bytes after the last LF: the caller keeps them
-        first = 1 if start else 0  # data[0] was the LF of a CRLF: not a line
+    def _lines(self, data: bytes, events: list[RawEvent]) -> None:
+        """Every line of ``data``, whatever ends them; an unended last line stays pending."""
+        lines: list[bytes | bytearray] = data.splitlines()  # type: ignore[assignment]
+        tail: bytes | bytearray = b""
+        if data.endswith(b"\r"):
+            self._skip_lf = True  # an LF at the start of the next read ends nothing
+        elif lines and not data.endswith(b"\n"):
+            tail = lines.pop()
         pending = self._pending
-        if pending:  # (never after a CR, so never with start == 1)
-            self._pending = bytearray()
+        # What earlier reads left of the first line. Only a read holding a
+        # line end gets here with something pending (events() keeps any
+        # other read whole), so there is a first line.
+        if pending:
             pending += lines[0]
-            first = 1
-            if (
-                pending.startswith(b"data: ")
-                and not self._exact_size
-                and self._data_size + len(pending) <= self._max_event
-            ):
-                del pending[:6]  # in place: a large line is not copied again
-                self._data.append(pending)
-                self._data_size += len(pending) + 1
-            else:
-                self._line(pending, events)
-        if first >= len(lines):
-            return
-        data_lines = self._data
-        if not self._exact_size and self._data_size + len(data) <= self._max_event:
-            # No event can pass the bound within this read: no counting.
-            self._lf_lines_unbounded(lines, first, events)
-            return
-        size = self._data_size
-        limit = -1 if self._exact_size else self._max_event
-        for i in range(first, len(lines)):
-            line = lines[i]
-            if line:
-                if line.startswith(b"data: "):
-                    value = line[6:]
-                    size += len(value) + 1
-                    if size <= limit:
-                        data_lines.append(value)
-                        continue
-                    size -= len(value) + 1
-                    self._data_size = size
-                    self._append_data(value)
-                else:
-                    self._data_size = size
-                    self._line(line, events)
-                data_lines = self._data
-                size = self._data_size
-                limit = -1 if self._exact_size else self._max_event
-            elif data_lines:
-                events.append(
-                    (
-                        self._type or "message",
-                        data_lines[0] if len(data_lines) == 1 else b"\n".join(data_lines),
-                        self._last_id,
-                        self._retry,
-                    )
-                )
-                data_lines = self._data = []
-                size = 0
-                self._type = ""
-                if self._exact_size:
-                    self._exact_size = False
-                    limit = self._max_event
-            else:
-                self._type = ""
-        self._data_size = size
-
-    def _lf_lines_unbounded(self, lines: list[bytes], first: int, events: list[RawEvent]) -> None:
-        """``_lf_lines`` for a read too short to break the event bound."""
-        data_lines = self._data
-        type_, last_id, retry = self._type, self._last_id, self._retry
-        for line in islice(lines, first, None) if first else lines:
-            if line:
-                if line.startswith(b"data: "):
-                    data_lines.append(line[6:])
-                else:
-                    self._type = type_
-                    self._line(line, events)
-                    data_lines = self._data
-                    type_, last_id, retry = self._type, self._last_id, self._retry
-            elif data_lines:
-                events.append(
-                    (
-                        type_ or "message",
-                        data_lines[0] if len(data_lines) == 1 else b"\n".join(data_lines),
-                        last_id,
-                        retry,
-                    )
-                )
-                data_lines = self._data = []
-                type_ = ""
-            else:
-                type_ = ""
-        self._type = type_
-        self._data_size = sum(map(len, data_lines)) + len(data_lines) if data_lines else 0
-
-    def _any_lines(self, data: bytes, start: int, lf: int, cr: int, events: list[RawEvent]) -> None:
-        """Every line of a read with CR in it: CR, LF and CRLF all end a line."""
-        first = True
-        size = len(data)
-        while lf >= 0 or cr >= 0:
-            if cr < 0 or 0 <= lf < cr:
-                end = after = lf
-            else:
-                end = after = cr
-                if cr + 1 < size and data[cr + 1] == 0x0A:
-                    after = cr + 1
-            if first:
-                self._line(self._line_with_pending(data, start, end), events)
-                first = False
-            else:
-                self._line(data[start:end], events)
-            start = after + 1
-            if 0 <= lf < start:
-                lf = data.find(b"\n", start)
-            if 0 <= cr < start:
-                cr = data.find(b"\r", start)
+            lines[0] = pending
+            self._pending = bytearray()
+        for line in lines:
+            self._line(line, events)
+        if tail:
+            self._pending += tail
+            self._check_line_bound()
 
     def close(self) -> list[Event]:
         """Mark the end of the body.
@@ -302,7 +171,7 @@ class SSEDecoder:
         """
         if self._error is not None:
             raise self._error
-        self._closed = self._irregular = True
+        self._closed = True
         return []
 
     def _strip_bom(self, data: bytes) -> bytes:
@@ -319,7 +188,6 @@ class SSEDecoder:
 
     def _check_line_bound(self) -> None:
         if len(self._pending) > self._max_line:
-            self._irregular = True
             self._error = SSEProtocolError(
                 f"line longer than {self._max_line} bytes without a line end"
             )
@@ -332,9 +200,7 @@ class SSEDecoder:
             else:
                 self._type = ""
             return
-        if raw[:1] == b":":
-            return  # a comment
-        if raw[:5] == b"data:":
+        if raw.startswith(b"data:"):
             # Nearly every line is a data line: skip the general split.
             cut = 6 if raw[5:6] == b" " else 5
             if isinstance(raw, bytearray):
@@ -343,6 +209,8 @@ class SSEDecoder:
             else:
                 self._append_data(raw[cut:])
             return
+        # A comment (a line starting with ":") has an empty field name, which
+        # no branch below takes: it is ignored.
         line = _text(raw)
         name, colon, value_text = line.partition(":")
         if colon and value_text[:1] == " ":
@@ -369,7 +237,6 @@ class SSEDecoder:
                 self._exact_size = True
                 self._data_size = sum(len(_text(v)) + 1 for v in (*self._data, value))
         if self._data_size > self._max_event:
-            self._irregular = True
             self._error = SSEProtocolError(f"event data longer than {self._max_event} bytes")
             raise self._error
         self._data.append(value)
