@@ -126,13 +126,18 @@ class Run:
 def corpus_runs(
     transports: tuple[str, ...] = TRANSPORTS, cases: list[str] | None = None
 ) -> list[Run]:
-    """Every case under every transport, transport by transport (the quick ones first)."""
+    """Every case under every transport, transport by transport (the quick ones first).
+
+    A ``wire/`` case (one with a ``fault``) is left out: its outcome comes
+    from a broken connection, which only ``run --http`` produces, and an
+    in-process run skips it just the same.
+    """
     from streamproof.corpus import load_corpus
     from streamproof.harness.incremental import covers
     from streamproof.harness.transports import boundaries, split
 
     corpus = load_corpus()
-    chosen = [c for c in corpus.cases if cases is None or c.id in cases]
+    chosen = [c for c in corpus.cases if (cases is None or c.id in cases) and c.fault is None]
     runs: list[Run] = []
     for transport in transports:
         name, _, seed = transport.partition(":")
@@ -250,8 +255,20 @@ def run_mutants(
     cases: list[str] | None = None,
     progress: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Check every mutant in ``chosen``, in ``jobs`` processes (at most 2)."""
+    """Check every mutant in ``chosen``, in ``jobs`` processes (at most 2).
+
+    Raises ``ValueError`` when the parser as it is fails a run: a mutant
+    "killed" by a run that fails anyway says nothing.
+    """
     jobs = max(1, min(jobs, 2))
+    reader = load_reference()["reader"].ResponseReader
+    failing = [(r, why) for r in corpus_runs(cases=cases) if (why := verdict(reader, r))]
+    if failing:
+        run, why = failing[0]
+        raise ValueError(
+            f"the unmutated parser fails {len(failing)} runs, e.g. {run.case} "
+            f"[{run.transport}]: {why}"
+        )
     results: list[Result] = []
     if jobs == 1:
         runs = corpus_runs(cases=cases)
@@ -307,11 +324,12 @@ _LEFT_OUT = {
         "and no corpus case can reach them (tests/test_reference.py and tests/hostile/ do)"
     ),
     "off the reader's path": (
-        "`SSEDecoder.feed`, `has_unterminated_event` and `StreamAccumulator.feed`, the text "
-        "API for library users that `ResponseReader` never calls (tests/test_sse.py and "
-        "tests/test_chat.py test it), and `read_response`, the wrapper that feeds a "
-        "`ResponseReader` every read and closes it: this harness drives `ResponseReader` "
-        "read by read itself, as the reference adapter does, to see the deltas"
+        "the text API for library users that `ResponseReader` never calls "
+        "(`SSEDecoder.feed`, `has_unterminated_event` and `close`; `StreamAccumulator.feed` "
+        "and `finished`; tests/test_sse.py and tests/test_chat.py test it), and "
+        "`read_response`, the wrapper that feeds a `ResponseReader` every read and closes it: "
+        "this harness drives `ResponseReader` read by read itself, as the reference adapter "
+        "does, to see the deltas"
     ),
 }
 

@@ -83,7 +83,7 @@ def test_loading_a_variant_leaves_the_package_alone() -> None:
     [
         ("reader.py:body_kind:compare:>=->>#", "generic/http-400-json"),
         ("sse.py:SSEDecoder._strip_bom:delete-statement:if candidate.startswith(_BOM):", None),
-        ("chat.py:StreamAccumulator._finish:negate-condition:", None),
+        ("chat.py:StreamAccumulator.take_events:negate-condition:reason == 'error'", None),
     ],
 )
 def test_a_mutant_is_killed_by_a_case(
@@ -101,8 +101,7 @@ def test_a_mutant_no_chosen_case_reaches_survives(
     # The refusal rule: none of CASES carries a refusal, so nothing can notice.
     mutant = by_prefix(
         made,
-        "chat.py:StreamAccumulator._choice_delta:delete-statement:"
-        "if isinstance(delta.get('refusal')",
+        "chat.py:_other_fields:delete-statement:if isinstance(refusal, str)",
     )
     assert lib.check_mutant(mutant, runs).killed_by is None
 
