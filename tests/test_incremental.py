@@ -16,17 +16,19 @@ SECOND_END = FIRST_END + len(b": keep-alive\n\n") + len(event("lo"))
 
 
 def test_the_scan_finds_each_content_event_end() -> None:
-    assert content_events(BODY) == [(FIRST_END, 0, "Hel"), (SECOND_END, 0, "lo")]
+    assert list(content_events(BODY)) == [(FIRST_END, 0, "Hel"), (SECOND_END, 0, "lo")]
 
 
 def test_the_scan_handles_crlf_cr_and_multi_line_data() -> None:
     body = b'data: {"choices":[{"index":1,\r\ndata: "delta":{"content":"x"}}]}\r\n\r\n'
-    assert content_events(body) == [(len(body), 1, "x")]
-    assert content_events(b'data: {"choices":[{"delta":{"content":"y"}}]}\r\r') == [(47, 0, "y")]
+    assert list(content_events(body)) == [(len(body), 1, "x")]
+    assert list(content_events(b'data: {"choices":[{"delta":{"content":"y"}}]}\r\r')) == [
+        (47, 0, "y")
+    ]
 
 
 def test_the_scan_skips_done_comments_and_corrupt_data() -> None:
-    assert content_events(b"data: [DONE]\n\n: hi\n\ndata: {oops\n\n") == []
+    assert list(content_events(b"data: [DONE]\n\n: hi\n\ndata: {oops\n\n")) == []
 
 
 def test_pieces_surfaced_with_their_event_pass() -> None:
@@ -81,13 +83,13 @@ def parts_event(*parts: dict[str, str]) -> bytes:
 
 def test_the_scan_reads_text_parts_and_leaves_thinking_out() -> None:
     body = parts_event({"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hi"})
-    assert content_events(body) == [(len(body), 0, "Hi")]
+    assert list(content_events(body)) == [(len(body), 0, "Hi")]
 
 
 def test_the_scan_skips_one_leading_byte_order_mark() -> None:
     body = b"\xef\xbb\xbf" + BODY
-    assert content_events(body) == [(FIRST_END + 3, 0, "Hel"), (SECOND_END + 3, 0, "lo")]
-    assert content_events(b"\xef\xbb\xbf" + body) == [(SECOND_END + 6, 0, "lo")]
+    assert list(content_events(body)) == [(FIRST_END + 3, 0, "Hel"), (SECOND_END + 3, 0, "lo")]
+    assert list(content_events(b"\xef\xbb\xbf" + body)) == [(SECOND_END + 6, 0, "lo")]
 
 
 def test_the_scan_follows_named_events_bare_fields_and_empty_data() -> None:
@@ -95,8 +97,10 @@ def test_the_scan_follows_named_events_bare_fields_and_empty_data() -> None:
     bare = b"event\nid\n" + event("yes")  # a bare "event" is the default type
     empty = b"data:\n\n"
     body = named + empty + bare
-    assert content_events(body) == [(len(body), 0, "yes")]
-    assert content_events(b"event: message\n" + event("m")) == [(len(event("m")) + 15, 0, "m")]
+    assert list(content_events(body)) == [(len(body), 0, "yes")]
+    assert list(content_events(b"event: message\n" + event("m"))) == [
+        (len(event("m")) + 15, 0, "m")
+    ]
 
 
 def test_with_the_outcome_a_parser_may_stop_early_but_must_agree_with_itself() -> None:

@@ -16,9 +16,11 @@ content starts.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any
 
 from ..reference import body_kind
@@ -29,11 +31,13 @@ _LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
 _BOM = b"\xef\xbb\xbf"
 
 
-def content_events(body: bytes) -> list[tuple[int, int, str]]:
+@functools.lru_cache(maxsize=16)
+def content_events(body: bytes) -> tuple[tuple[int, int, str], ...]:
     """``(end offset, choice, text)`` for every content delta, in body order.
 
     An event ends with the line end of the blank line that closes it. Events
     that are not JSON chunks ([DONE], comments, corrupt data) carry nothing.
+    The scan of a body is kept for the next transport of the same case.
     """
     found: list[tuple[int, int, str]] = []
     data: list[bytes] = []
@@ -53,7 +57,7 @@ def content_events(body: bytes) -> list[tuple[int, int, str]]:
             found.extend((match.end(), choice, text) for choice, text in _contents(data))
         data = []
         named = False
-    return found
+    return tuple(found)
 
 
 def covers(status: int, headers: Mapping[str, str], request: Mapping[str, Any]) -> bool:
@@ -158,6 +162,9 @@ def _check_choice(
                 f"deltas of choice {choice} add up to {_short(got_text)}, "
                 f"not a start of the stream's content {_short(want_text)}"
             )
+    # How many characters had surfaced by each delta (``got`` is in byte order).
+    got_at = [at for at, _ in got]
+    shown_by = [0, *accumulate(len(t) for _, t in got)]
     needed = 0
     for end, text in wanted:
         if needed >= len(got_text):
@@ -165,7 +172,7 @@ def _check_choice(
         needed += len(text)
         # The read that completed this event ends at the first boundary at or after it.
         read_end = ends[bisect.bisect_left(ends, end)] if ends and end <= ends[-1] else end
-        shown = sum(len(t) for at, t in got if at <= read_end)
+        shown = shown_by[bisect.bisect_right(got_at, read_end)]
         if shown < needed:
             return (
                 f"choice {choice}: {_short(text)} (event ending at byte {end}) was not "
