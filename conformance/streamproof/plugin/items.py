@@ -65,6 +65,11 @@ class StreamproofItem(pytest.Item):
             )
         raise StreamproofFailure(result)
 
+    def drop_outcome(self) -> None:
+        """The outcome served this run's report; thousands of items need not keep it."""
+        if self.result is not None:
+            self.result = self.result.without_outcome()
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, StreamproofFailure):
             result = excinfo.value.result

@@ -25,6 +25,7 @@ from ..harness.transports import (
 )
 from .items import StreamproofCollector, StreamproofItem
 from .options import seeds_of, transports_of
+from .protocol import lean_protocol_applies, run_lean
 
 __all__ = ["StreamproofSession"]
 
@@ -143,6 +144,16 @@ class StreamproofSession:
         report = pytest.CollectReport(collector.nodeid, "passed", None, list(ours))
         self.config.hook.pytest_collectreport(report=report)
         items.extend(ours)
+        self._lean = lean_protocol_applies(self.config, items)
+
+    _lean = False
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        if not (self._lean and isinstance(item, StreamproofItem)):
+            return None  # pytest's own protocol
+        run_lean(item)
+        return True
 
     # -- reporting --------------------------------------------------------
 
@@ -163,6 +174,8 @@ class StreamproofSession:
             return
         report = outcome.get_result()
         report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
+        if not hasattr(self.config, "workerinput"):  # (an xdist worker sends reports as JSON)
+            report.streamproof_result = result  # read back in this process without the JSON
         # pytest-html is active when its --html option is set, whatever name
         # it was registered under (an entry point, or -p pytest_html.plugin).
         if not self.config.getoption("htmlpath", None):
@@ -183,9 +196,8 @@ class StreamproofSession:
             ]
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        # The outcome served this run's report; thousands of items need not keep it.
-        if isinstance(item, StreamproofItem) and item.result is not None:
-            item.result = item.result.without_outcome()
+        if isinstance(item, StreamproofItem):
+            item.drop_outcome()
 
     def reproducing_seed(self, result: Result) -> int:
         """The seed that shows ``result`` again with ``--seed``."""
@@ -221,6 +233,10 @@ class StreamproofSession:
             data[:] = [escape(f"skipped: {reason} (see the skips by capability in the summary)")]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, "streamproof_result", None)
+        if isinstance(result, Result):  # made in this process (an xdist worker's is JSON)
+            self.results.append(result.without_outcome())
+            return
         for name, value in report.user_properties:
             if name == _PROPERTY:
                 data = json.loads(str(value))
