@@ -68,7 +68,6 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "chat:_failed": ("9",),
     "choices:ToolCall.as_dict": ("6.7",),
     "choices:Choice.as_dict": ("6.1",),
-    "choices:choice_index": ("6.1",),
     "choices:first_text": ("6.7", "10"),
     "choices:error_fields": ("8.1",),
     "choices:content_parts": ("6.3",),

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from itertools import starmap
 from typing import Any
 
 from .choices import (
     Choice,
     ContentPiece,
-    choice_index,
     content_parts,
     error_fields,
     first_text,
@@ -58,24 +56,23 @@ class StreamAccumulator:
 
     def feed(self, event: Event) -> list[ContentPiece]:
         """Take one event; return the content it surfaced."""
-        pairs: list[tuple[int, str]] = []
+        pieces: list[ContentPiece] = []
         if not self.finished:  # semantics §4.1, §8.4: nothing after [DONE] or an error
-            self.take(event.type, event.data, pairs)
-        return list(starmap(ContentPiece, pairs))
+            self.take(event.type, event.data, pieces)
+        return pieces
 
-    def take(self, type_: str, data: Text, pairs: list[tuple[int, str]]) -> None:
+    def take(self, type_: str, data: Text, pieces: list[ContentPiece]) -> None:
         """Take one event as its type and data (text, or UTF-8 bytes as ``SSEDecoder.events``
-        gives them); append ``(choice, content)`` of the content it surfaced to ``pairs``.
+        gives them); append the pieces of content it surfaced to ``pieces``.
         Like ``take_events``, it is called only while not ``finished``."""
-        self.take_events([(type_, data, "", None)], pairs)
+        self.take_events([(type_, data, "", None)], pieces)
 
     def take_events(
-        self, events: Iterable[tuple[str, Text, str, int | None]], pairs: list[tuple[int, str]]
+        self, events: Iterable[tuple[str, Text, str, int | None]], pieces: list[ContentPiece]
     ) -> None:
         """Take the events of one read as ``SSEDecoder.events`` gives them.
 
-        Each piece of content surfaced is appended to ``pairs`` as
-        ``(choice, content)``: ``ContentPiece(*pair)`` is the piece. It stops
+        Each piece of content surfaced is appended to ``pieces``. It stops
         at [DONE] or an error; the caller calls it again only while the
         accumulator is not ``finished`` (semantics §4.1, §8.4).
         """
@@ -86,15 +83,15 @@ class StreamAccumulator:
                     self._error_event(data)
                     return
                 continue  # semantics §4.5
-            if data in _DONE:
-                self._done = True
-                return
             if len(data) > large:
                 data = _text_freeing(data)
             try:
                 chunk = loads(data)
             except (ValueError, RecursionError) as exc:  # nested past what json reads
-                self.fail(f"corrupt event {_text_of(data)[:_QUOTED]!r}: {exc}")
+                if data in _DONE:  # (it is no JSON, so it is looked for only here)
+                    self._done = True
+                else:
+                    self.fail(f"corrupt event {_text_of(data)[:_QUOTED]!r}: {exc}")
                 return
             if type(chunk) is not dict:
                 self.fail(f"event data is not a JSON object: {_text_of(data)[:_QUOTED]!r}")
@@ -108,7 +105,9 @@ class StreamAccumulator:
             choices = chunk.get("choices")
             for raw in choices if isinstance(choices, list) else ():
                 if isinstance(raw, dict):  # (anything else in the list is no choice)
-                    index = choice_index(raw)
+                    index = raw.get("index")
+                    if not isinstance(index, int):
+                        index = 0  # semantics §6.1: no integer index, choice 0
                     choice = known.get(index)
                     if choice is None:
                         choice = known[index] = Choice(index)
@@ -118,11 +117,11 @@ class StreamAccumulator:
                         if type(content) is str:  # the common delta: no list to build
                             if content:
                                 choice.content.append(content)
-                                pairs.append((index, content))
+                                pieces.append(ContentPiece(index, content))
                         else:
                             for text in content_parts(content, choice):
                                 choice.content.append(text)
-                                pairs.append((index, text))
+                                pieces.append(ContentPiece(index, text))
                         if len(delta) > ("content" in delta):
                             _other_fields(choice, delta)
                     reason = raw.get("finish_reason")

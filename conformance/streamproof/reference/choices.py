@@ -15,7 +15,6 @@ __all__ = [
     "Choice",
     "ContentPiece",
     "ToolCall",
-    "choice_index",
     "content_parts",
     "error_fields",
     "first_text",
@@ -69,12 +68,6 @@ class Choice:
             "finish_reason": self.finish_reason,
             "tool_calls": [self.tool_calls[i].as_dict() for i in sorted(self.tool_calls)],
         }
-
-
-def choice_index(raw: dict[str, Any]) -> int:
-    """A choice's ``index``; without an integer one it is choice 0 (semantics §6.1)."""
-    index = raw.get("index")
-    return index if isinstance(index, int) else 0
 
 
 def first_text(current: str | None, value: Any) -> str | None:

@@ -8,7 +8,6 @@ and buffers any other body until ``close()``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from itertools import starmap
 from typing import Any
 
 from .chat import ContentPiece, Outcome, StreamAccumulator, error_from_body, read_completion
@@ -60,9 +59,9 @@ class ResponseReader:
         except SSEProtocolError as exc:
             chat.fail(str(exc))
             return []
-        pairs: list[tuple[int, str]] = []
-        chat.take_events(events, pairs)
-        return list(starmap(ContentPiece, pairs)) if pairs else []
+        pieces: list[ContentPiece] = []
+        chat.take_events(events, pieces)
+        return pieces
 
     def close(self) -> Outcome:
         """The body ended: return the outcome."""
