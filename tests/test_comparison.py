@@ -245,7 +245,6 @@ def test_the_finish_error_tolerance_reaches_only_cases_without_another_signal() 
                 assert _other_error_signals(case) == [], case.id
     assert sorted(tolerant) == [
         "generic/finish-reason-error-after-text",
-        "generic/text-after-finish-reason-error-is-not-kept",
         "mistral/finish-reason-error-mid-answer",
     ]
     # The one case with finish_reason "error" and an error object is not tolerant.
