@@ -50,6 +50,7 @@ def run_lean(item: StreamproofItem) -> None:
     ihook.pytest_runtest_logreport(report=_passed(nodeid, location, keywords, "setup"))
     call = pytest.CallInfo.from_call(item.runtest, when="call", reraise=_reraise(item))
     report = ihook.pytest_runtest_makereport(item=item, call=call)
+    report.keywords = keywords  # one dict for the three reports the terminal keeps
     ihook.pytest_runtest_logreport(report=report)
     if call.excinfo is not None and report.failed:
         ihook.pytest_exception_interact(node=item, call=call, report=report)

@@ -233,8 +233,9 @@ class StreamproofSession:
             data[:] = [escape(f"skipped: {reason} (see the skips by capability in the summary)")]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        result = getattr(report, "streamproof_result", None)
+        result = report.__dict__.pop("streamproof_result", None)
         if isinstance(result, Result):  # made in this process (an xdist worker's is JSON)
+            # (popped: the terminal reporter keeps every report to the end)
             self.results.append(result.without_outcome())
             return
         for name, value in report.user_properties:
