@@ -120,12 +120,6 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         "no:cacheprovider",
         "-p",
         "streamproof.plugin",
-        "-p",
-        "pytest_metadata.plugin",
-        "-p",
-        "pytest_html.plugin",
-        "-p",
-        "xdist.plugin",
         "--streamproof",
         options.spec,
         "--streamproof-transport",
@@ -156,9 +150,12 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         args += ["--streamproof-http"]
     if options.trace:
         args += ["--streamproof-trace", str(options.trace)]
+    # A plugin is loaded only for the run that uses it: each costs its
+    # import and its hooks on every case run.
     if options.jobs > 1:
-        args += ["-n", str(options.jobs)]
+        args += ["-p", "xdist.plugin", "-n", str(options.jobs)]
     if options.html:
+        args += ["-p", "pytest_metadata.plugin", "-p", "pytest_html.plugin"]
         args += ["--html", str(staged[options.html]), "--self-contained-html"]
     if options.junit:
         args += ["--junitxml", str(staged[options.junit])]

@@ -173,8 +173,12 @@ class StreamproofSession:
         if call.when != "call" or not isinstance(result, Result):
             return
         report = outcome.get_result()
-        report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
-        if not hasattr(self.config, "workerinput"):  # (an xdist worker sends reports as JSON)
+        worker = hasattr(self.config, "workerinput")  # (an xdist worker sends reports as JSON)
+        # The result as JSON, for whoever reads it from another process or a
+        # file: the xdist controller, the HTML report's rows, JUnit's properties.
+        if worker or self.config.getoption("htmlpath", None) or self.config.option.xmlpath:
+            report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
+        if not worker:
             report.streamproof_result = result  # read back in this process without the JSON
         # pytest-html is active when its --html option is set, whatever name
         # it was registered under (an entry point, or -p pytest_html.plugin).
