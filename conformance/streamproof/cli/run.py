@@ -30,8 +30,10 @@ from ..reporting.coverage import nothing_scored
 from ..reporting.known_failures import write_expectations
 from ..reporting.results import (
     baseline_document,
+    coverage_of,
     exit_status,
     results_document,
+    summarize,
     write_baseline,
     write_json,
 )
@@ -309,14 +311,14 @@ def _execute(request: RunOptions) -> int:
     if "random" in request.transports:
         _print_seeds(results, request.seeds, seed, drawn)
     try:
-        document = _write_outputs(request, results, corpus, adapter, seed)
+        summary = _write_outputs(request, results, corpus, adapter, seed)
     except KeyboardInterrupt:
         raise _WritingInterrupted(
             f"interrupted after all {len(work)} case runs, while writing the outputs: "
             "only the files named above were written (each one whole)"
         ) from None
     # A run that scored nothing is no result at all, whatever the files say.
-    unscored = nothing_scored(document["summary"], request.transports)
+    unscored = nothing_scored(summary, request.transports)
     if unscored:
         raise RunError(unscored)
     return exit_status(results, request.fail_on)
@@ -343,18 +345,20 @@ def _print_seeds(results: list[Result], seeds: list[int], seed: int, drawn: bool
 def _write_outputs(
     request: RunOptions, results: list[Result], corpus: Corpus, adapter: dict[str, Any], seed: int
 ) -> dict[str, Any]:
-    """Write every output asked for; return the results document."""
-    document = results_document(
-        results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
-    )
-    if len(request.seeds) > 1:
-        document["run"]["seeds"] = request.seeds
-    if request.json:
-        write_json(document, request.json)
-        print(f"results: {request.json}")
-    if request.write_expect:
-        written = write_expectations(document, request.write_expect)
-        print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
+    """Write every output asked for; return the results' summary."""
+    summary: dict[str, Any] = {**summarize(results), **coverage_of(results)}
+    if request.json or request.write_expect:  # (the whole document only where it is written)
+        document = results_document(
+            results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
+        )
+        if len(request.seeds) > 1:
+            document["run"]["seeds"] = request.seeds
+        if request.json:
+            write_json(document, request.json)
+            print(f"results: {request.json}")
+        if request.write_expect:
+            written = write_expectations(document, request.write_expect)
+            print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
     if request.baseline:
         baseline = baseline_document(
             results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
@@ -369,4 +373,4 @@ def _write_outputs(
     for label, path in (("report", request.html), ("junit", request.junit)):
         if path:
             print(f"{label}: {path}")
-    return document
+    return summary

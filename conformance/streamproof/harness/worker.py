@@ -56,11 +56,13 @@ def _watch_parent() -> None:
     threading.Thread(target=_die_with_parent, args=(parent,), daemon=True).start()
 
 
-def _reply(out: IO[str], message: dict[str, Any]) -> None:
+def _reply(out: IO[str], message: dict[str, Any] | str) -> None:
+    """Send ``message``, or a line ``_answer`` encoded already."""
     # What the adapter printed for this case reaches the harness before the reply.
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
-    out.write(json.dumps(message, ensure_ascii=False) + "\n")
+    line = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
+    out.write(line + "\n")
     out.flush()
 
 
@@ -93,8 +95,8 @@ def adapter_traceback(exc: BaseException) -> str:
     return "".join(lines).rstrip("\n")
 
 
-def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
-    """The reply to one case: its outcome, or why there is none.
+def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any] | str:
+    """The reply to one case: its outcome (encoded, as it was checked), or why there is none.
 
     An outcome that ``json`` would write but is not strict JSON (NaN,
     Infinity, a key that is not a string) is a crash naming where: it must
@@ -114,10 +116,9 @@ def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any]:
     if problem:
         return {"seq": seq, "crash": f"outcome is not strict JSON: {problem}"}
     try:
-        json.dumps(outcome, allow_nan=False)
+        return json.dumps({"seq": seq, "outcome": outcome}, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         return {"seq": seq, "invalid": f"outcome is not JSON: {_one_line(exc)}"}
-    return {"seq": seq, "outcome": outcome}
 
 
 def _ends(boundaries: Any, size: int) -> list[int]:
@@ -133,7 +134,7 @@ def _ends(boundaries: Any, size: int) -> list[int]:
     return boundaries  # type: ignore[no-any-return]
 
 
-def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
+def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any] | str:
     body = base64.b64decode(message["body"])
     try:
         ends = _ends(message["boundaries"], len(body))
@@ -151,7 +152,7 @@ def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
     return _answer(message["seq"], lambda: adapter.run(response))
 
 
-def _call(adapter: Any, message: dict[str, Any]) -> dict[str, Any]:
+def _call(adapter: Any, message: dict[str, Any]) -> dict[str, Any] | str:
     return _answer(
         message["seq"], lambda: adapter.run_call(message["base_url"], message["request"])
     )

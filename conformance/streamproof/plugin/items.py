@@ -90,3 +90,13 @@ class StreamproofItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.case.dir / "case.json", None, f"{self.case.id} [{self.transport}]"
+
+    @property
+    def location(self) -> tuple[str, int | None, str]:
+        # pytest's, with the case file's path relative to the root worked out
+        # once per case rather than once per transport.
+        known = self.streamproof.relative_paths
+        relative = known.get(self.case.id)
+        if relative is None:
+            relative = known[self.case.id] = super().location[0]
+        return relative, None, f"{self.case.id} [{self.transport}]"

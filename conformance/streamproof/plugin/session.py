@@ -39,6 +39,7 @@ class StreamproofSession:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.relative_paths: dict[str, str] = {}  # case id -> its case.json from the rootdir
         self.spec = str(config.getoption("streamproof"))
         self.transports = transports_of(config.getoption("streamproof_transport"))
         self.timeout: float | None = config.getoption("streamproof_timeout")
