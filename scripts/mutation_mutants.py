@@ -32,7 +32,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "sse:SSEDecoder._lines": ("3.1",),
     "sse:SSEDecoder.close": ("3.6",),
     "sse:SSEDecoder._strip_bom": ("3.2",),
-    "sse:SSEDecoder._check_line_bound": ("3.4",),
+    "sse:SSEDecoder._line_too_long": ("3.4",),
     "sse:SSEDecoder._line": ("3.3", "3.4", "3.5"),
     "sse:SSEDecoder._append_data": ("3.4",),
     "sse:SSEDecoder._dispatch": ("3.5",),
@@ -276,7 +276,7 @@ BOUND_NAMES = frozenset(
         "_max_event",
         "_data_size",
         "_exact_size",
-        "_check_line_bound",
+        "_line_too_long",
         "MAX_BUFFERED_BODY",
         "_too_large",
         "LARGE_EVENT",
@@ -303,7 +303,7 @@ OFF_PATH = frozenset(
 
 
 #: Functions that exist only for the bounds (see BOUND_NAMES).
-BOUND_FUNCTIONS = frozenset({"sse:SSEDecoder._check_line_bound", "chat:_text_freeing"})
+BOUND_FUNCTIONS = frozenset({"sse:SSEDecoder._line_too_long", "chat:_text_freeing"})
 
 
 def _sites(tree: ast.Module, module: str) -> Iterator[tuple[str, ast.AST, Change, str]]:

@@ -111,7 +111,8 @@ class SSEDecoder:
                 data = data[1:]
         if b"\n" not in data and b"\r" not in data:
             self._pending += data  # the line under way goes on (a small read)
-            self._check_line_bound()
+            if len(self._pending) > self._max_line:
+                self._line_too_long()
             return []
         events: list[RawEvent] = []
         first = data.find(b"\n\n")
@@ -160,7 +161,8 @@ class SSEDecoder:
             self._line(line, events)
         if tail:
             self._pending += tail
-            self._check_line_bound()
+            if len(self._pending) > self._max_line:
+                self._line_too_long()
 
     def close(self) -> list[Event]:
         """Mark the end of the body.
@@ -186,12 +188,11 @@ class SSEDecoder:
             return candidate[len(_BOM) :]
         return candidate
 
-    def _check_line_bound(self) -> None:
-        if len(self._pending) > self._max_line:
-            self._error = SSEProtocolError(
-                f"line longer than {self._max_line} bytes without a line end"
-            )
-            raise self._error
+    def _line_too_long(self) -> None:
+        self._error = SSEProtocolError(
+            f"line longer than {self._max_line} bytes without a line end"
+        )
+        raise self._error
 
     def _line(self, raw: bytes | bytearray, events: list[RawEvent]) -> None:
         if not raw:
