@@ -54,7 +54,6 @@ def run_lean(item: StreamproofItem) -> None:
     ihook.pytest_runtest_logreport(report=report)
     if call.excinfo is not None and report.failed:
         ihook.pytest_exception_interact(node=item, call=call, report=report)
-    item.drop_outcome()
     ihook.pytest_runtest_logreport(report=_passed(nodeid, location, keywords, "teardown"))
     ihook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
 

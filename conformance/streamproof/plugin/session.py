@@ -170,21 +170,27 @@ class StreamproofSession:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, Any, None]:
         outcome = yield
-        result = getattr(item, "result", None)
-        if call.when != "call" or not isinstance(result, Result):
+        if call.when != "call" or not isinstance(item, StreamproofItem) or item.result is None:
             return
+        result = item.result
         report = outcome.get_result()
         worker = hasattr(self.config, "workerinput")  # (an xdist worker sends reports as JSON)
-        # The result as JSON, for whoever reads it from another process or a
-        # file: the xdist controller, the HTML report's rows, JUnit's properties.
-        if worker or self.config.getoption("htmlpath", None) or self.config.option.xmlpath:
-            report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
-        if not worker:
-            report.streamproof_result = result  # read back in this process without the JSON
         # pytest-html is active when its --html option is set, whatever name
         # it was registered under (an entry point, or -p pytest_html.plugin).
-        if not self.config.getoption("htmlpath", None):
-            return
+        html = bool(self.config.getoption("htmlpath", None))
+        # The result as JSON, for whoever reads it from another process or a
+        # file: the xdist controller, the HTML report's rows, JUnit's properties.
+        if worker or html or self.config.option.xmlpath:
+            report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
+        if html:
+            self._html_extras(report, result)
+        # The outcome has served this report: thousands of items need not keep it.
+        item.drop_outcome()
+        if not worker:  # read back in this process without the JSON
+            report.streamproof_result = item.result
+
+    def _html_extras(self, report: Any, result: Result) -> None:
+        """What the HTML report shows of a run: the adapter's name, a failure's details."""
         if self._engine is not None:
             report.streamproof_adapter = self._engine.process.name
         if result.verdict in _FAILING:
@@ -199,10 +205,6 @@ class StreamproofSession:
                     failure_html(result, spec=self.spec, seed=self.reproducing_seed(result))
                 ),
             ]
-
-    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        if isinstance(item, StreamproofItem):
-            item.drop_outcome()
 
     def reproducing_seed(self, result: Result) -> int:
         """The seed that shows ``result`` again with ``--seed``."""
@@ -241,7 +243,7 @@ class StreamproofSession:
         result = report.__dict__.pop("streamproof_result", None)
         if isinstance(result, Result):  # made in this process (an xdist worker's is JSON)
             # (popped: the terminal reporter keeps every report to the end)
-            self.results.append(result.without_outcome())
+            self.results.append(result)
             return
         for name, value in report.user_properties:
             if name == _PROPERTY:
