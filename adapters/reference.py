@@ -35,14 +35,8 @@ def parse(response: Any) -> dict[str, Any]:
     reader = ResponseReader(response.status, response.headers, response.request)
     deltas = []
     for data in response.iter_bytes():
-        for piece in reader.feed(data):
-            deltas.append(
-                {
-                    "choice": piece.choice,
-                    "content": piece.content,
-                    "at_byte": response.bytes_delivered,
-                }
-            )
+        for choice, text in reader.feed(data):
+            deltas.append({"choice": choice, "content": text, "at_byte": response.bytes_delivered})
     outcome = reader.close()
     outcome["deltas"] = deltas
     return outcome

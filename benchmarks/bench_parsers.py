@@ -100,7 +100,7 @@ def reference_tally(deltas: list[ContentPiece], outcome: Outcome) -> Tally:
     tally = Tally(json.loads)
     tally.events = -1  # the reader does not expose its events
     tally.content_events = len(deltas)
-    tally.pieces = [delta.content for delta in deltas]
+    tally.pieces = [text for _, text in deltas]
     tally.usage = outcome["usage"]
     tally.done = outcome["status"] == "complete"
     if outcome["choices"]:

@@ -176,8 +176,8 @@ def verdict(reader_class: Any, run: Run) -> str | None:
         for data in run.reads:
             at += len(data)
             ends.append(at)
-            for piece in reader.feed(data):
-                deltas.append({"choice": piece.choice, "content": piece.content, "at_byte": at})
+            for choice, text in reader.feed(data):
+                deltas.append({"choice": choice, "content": text, "at_byte": at})
         outcome = reader.close()
     except _Hang:
         return f"hangs for more than {RUN_SECONDS:g}s"

@@ -147,7 +147,7 @@ def test_judge_checks_every_stream_case_for_an_adapter_that_claims_incremental()
     deltas = []
     for data, at in zip(split(case.body, ends), ends, strict=True):
         deltas += [
-            {"choice": p.choice, "content": p.content, "at_byte": at} for p in reader.feed(data)
+            {"choice": choice, "content": text, "at_byte": at} for choice, text in reader.feed(data)
         ]
     outcome = {**reader.close(), "deltas": deltas}
     buffered = {

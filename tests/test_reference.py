@@ -61,7 +61,7 @@ def test_content_surfaces_with_the_read_that_completes_its_event() -> None:
     reader = ResponseReader(200, SSE, {})
     assert reader.feed(b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n') == []
     (piece,) = reader.feed(b"\n")
-    assert (piece.choice, piece.content) == (0, "Hi")
+    assert piece == (0, "Hi")
 
 
 def test_a_line_past_the_bound_fails_the_stream_and_keeps_the_text() -> None:

@@ -117,11 +117,11 @@ class StreamAccumulator:
                         if type(content) is str:  # the common delta: no list to build
                             if content:
                                 choice.content.append(content)
-                                pieces.append(ContentPiece(index, content))
+                                pieces.append((index, content))
                         else:
                             for text in content_parts(content, choice):
                                 choice.content.append(text)
-                                pieces.append(ContentPiece(index, text))
+                                pieces.append((index, text))
                         if len(delta) > ("content" in delta):
                             _other_fields(choice, delta)
                     reason = raw.get("finish_reason")
