@@ -108,6 +108,33 @@ class _Observer:
         return self.config.pluginmanager.get_plugin("streamproof-session")
 
 
+# pytest's own plugins that a sealed run has no use for: its items have no
+# fixtures, no assertions to rewrite, no logging or warnings to show (pytest's
+# output is swallowed), and no option of ``run`` reaches them. Each would cost
+# its import, and its hooks on every case run. (``faulthandler`` stays: it is
+# what shows a traceback if this process itself crashes.)
+_UNUSED_PLUGINS = (
+    "cacheprovider",
+    "assertion",
+    "debugging",
+    "doctest",
+    "legacypath",
+    "logging",
+    "monkeypatch",
+    "pastebin",
+    "recwarn",
+    "setuponly",
+    "setupplan",
+    "stepwise",
+    "subtests",
+    "threadexception",
+    "tmpdir",
+    "unittest",
+    "unraisableexception",
+    "warnings",
+)
+
+
 def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> list[str]:
     args = [
         "-c",
@@ -116,8 +143,8 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         str(folder),
         "-q",
         "--capture=no",
-        "-p",
-        "no:cacheprovider",
+        *(f"-pno:{name}" for name in _UNUSED_PLUGINS),
+        *([] if options.junit else ["-pno:junitxml"]),
         "-p",
         "streamproof.plugin",
         "--streamproof",

@@ -180,7 +180,7 @@ class StreamproofSession:
         html = bool(self.config.getoption("htmlpath", None))
         # The result as JSON, for whoever reads it from another process or a
         # file: the xdist controller, the HTML report's rows, JUnit's properties.
-        if worker or html or self.config.option.xmlpath:
+        if worker or html or self.config.getoption("xmlpath", None):
             report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
         if html:
             self._html_extras(report, result)
