@@ -184,3 +184,27 @@ def test_an_unknown_tag_and_stale_tables_are_caught(copy: Path) -> None:
     edit(copy / "cases/generic/finish-without-done/case.json", tags=[])
     write_manifest(copy)
     assert any("quirk tables are out of date" in p for p in check_corpus(copy))
+
+
+def test_the_corpus_digest_covers_the_bytes_the_load_read(copy: Path) -> None:
+    from streamproof.corpus.cases import file_digests, tree_digest
+
+    corpus = load_corpus(copy)
+    body = copy / "cases/generic/finish-without-done/response.sse"
+    assert body in corpus.loaded and copy / "VERSION" in corpus.loaded
+    before = tree_digest(file_digests(copy))
+    # A body edited after the load: the loaded corpus keeps the digest of
+    # what it runs, a fresh reading of the folder sees the edit.
+    body.write_bytes(body.read_bytes() + b": edited\n\n")
+    assert corpus.sha256 == before != tree_digest(file_digests(copy))
+    assert load_corpus(copy).sha256 == tree_digest(file_digests(copy))
+
+
+def test_walk_lists_files_in_the_order_of_their_path_parts(tmp_path: Path) -> None:
+    from streamproof.corpus.gate import walk
+
+    for name in ("a/x", "a-b/x", "a.b", "a/b/c", "A/z", "b"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    found = walk(tmp_path)
+    assert found == sorted(found) and len(found) == 6

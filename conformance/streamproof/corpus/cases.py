@@ -19,7 +19,16 @@ from typing import Any
 from ..errors import CorpusError
 from ..resources import data_path
 from .checked import schema_problem
-from .gate import UnsafeFile, parse_json, read_chunks, read_file, read_json, read_text, walk
+from .gate import (
+    Digests,
+    UnsafeFile,
+    parse_json,
+    read_chunks,
+    read_file,
+    read_json,
+    read_text,
+    walk,
+)
 
 __all__ = [
     "SEVERITIES",
@@ -108,30 +117,38 @@ class Corpus:
     root: Path
     version: str
     cases: list[Case]
+    # The sha256 of each file as the load read it: the digest covers those
+    # very bytes, and the files are not read a second time for it.
+    loaded: Digests = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def sha256(self) -> str:
         """The digest of every file but the manifest (see corpus/README.md)."""
-        return tree_digest(file_digests(self.root))
+        return tree_digest(file_digests(self.root, self.loaded))
 
 
 def default_root() -> Path:
     return data_path("corpus")
 
 
-def file_digests(root: Path) -> dict[str, str]:
+def file_digests(root: Path, known: Digests | None = None) -> dict[str, str]:
     """sha256 of every corpus file but ``manifest.json``, by POSIX relative path.
 
     The files are listed and read through ``corpus.gate``, as the loader reads
     them: a link or a special file anywhere is a ``CorpusError``, never a file
-    that is loaded but not digested.
+    that is loaded but not digested. A file in ``known`` (a load's digests)
+    is not read again.
     """
     digests = {}
+    known = known or {}
     try:
         for path in walk(root):
             rel = path.relative_to(root).as_posix()
             if rel != "manifest.json":
-                digests[rel] = hashlib.sha256(read_file(path, root)).hexdigest()
+                digest = known.get(path)
+                if digest is None:
+                    digest = hashlib.sha256(read_file(path, root)).hexdigest()
+                digests[rel] = digest
     except UnsafeFile as exc:
         raise CorpusError([str(exc)]) from None
     return digests
@@ -173,14 +190,22 @@ def tree_digest(digests: dict[str, str]) -> str:
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
-def load_case(case_json: Path, root: Path) -> tuple[Case | None, list[str]]:
-    """Load one case; return it (or ``None``) and its problems."""
-    name = _shown(case_json, root)
+def load_case(
+    case_json: Path, root: Path, seen: Digests | None = None
+) -> tuple[Case | None, list[str]]:
+    """Load one case; return it (or ``None``) and its problems.
+
+    With ``seen``, the digest of every file read is kept there (``read_file``).
+    """
+
+    def name() -> str:  # worked out only for a problem: it resolves the working folder
+        return _shown(case_json, root)
+
     try:
-        text = read_text(case_json, root)
+        text = read_text(case_json, root, seen)
         data = parse_json(text, case_json)
     except OSError as exc:
-        return None, [f"{name}: cannot read: {exc.strerror or exc}"]
+        return None, [f"{name()}: cannot read: {exc.strerror or exc}"]
     except UnsafeFile as exc:
         return None, [str(exc)]
     try:
@@ -188,26 +213,26 @@ def load_case(case_json: Path, root: Path) -> tuple[Case | None, list[str]]:
     except RecursionError:  # read_json bounds the depth; this is the last guard
         problem = "nested too deep to check"
     if problem:
-        return None, [f"{name}: {problem}"]
+        return None, [f"{name()}: {problem}"]
     folder_id = case_json.parent.relative_to(root / "cases").as_posix()
-    problems = [f"{name}: {found}" for found in header_problems(data["response"]["headers"])]
+    problems = [f"{name()}: {found}" for found in header_problems(data["response"]["headers"])]
     if data["id"] != folder_id:
-        problems.append(f"{name}: id {data['id']!r} does not match its folder {folder_id!r}")
+        problems.append(f"{name()}: id {data['id']!r} does not match its folder {folder_id!r}")
     body_path = case_json.parent / data["response"]["body"]
     try:
-        body = read_file(body_path, root)
+        body = read_file(body_path, root, seen)
     except OSError:
-        return None, [*problems, f"{name}: body file {data['response']['body']!r} is missing"]
+        return None, [*problems, f"{name()}: body file {data['response']['body']!r} is missing"]
     except UnsafeFile as exc:
         return None, [*problems, str(exc)]
     chunks_path = case_json.parent / "chunks.json"
-    chunks_problem = _check_chunks(chunks_path, root, len(body))
+    chunks_problem = _check_chunks(chunks_path, root, len(body), seen)
     if chunks_problem:
         problems.append(f"{_shown(chunks_path, root)}: {chunks_problem}")
     others = {"response.sse", "response.json", "response.body"} - {body_path.name}
     for other in sorted(others):
         if (case_json.parent / other).exists():
-            problems.append(f"{name}: stray body file {other!r} beside {body_path.name!r}")
+            problems.append(f"{name()}: stray body file {other!r} beside {body_path.name!r}")
     return Case(data["id"], case_json.parent, data, body), problems
 
 
@@ -228,12 +253,12 @@ def _is_control(ch: str) -> bool:
     return (ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F
 
 
-def _check_chunks(path: Path, root: Path, body_size: int) -> str | None:
+def _check_chunks(path: Path, root: Path, body_size: int, seen: Digests | None) -> str | None:
     """What is wrong with an optional ``chunks.json``, so a run never trips on it."""
     if not path.exists() and not path.is_symlink():
         return None
     try:
-        chunks = read_chunks(path, root)
+        chunks = read_chunks(path, root, seen)
     except UnsafeFile as exc:
         return str(exc).removeprefix(f"{path}: ")
     except ValueError as exc:
@@ -262,13 +287,16 @@ def _is_delay(ms: Any) -> bool:
     )
 
 
-def scan(root: Path) -> tuple[str, list[Case], list[str]]:
-    """Every case that loads, and one line per problem found on the way."""
+def scan(root: Path, seen: Digests | None = None) -> tuple[str, list[Case], list[str]]:
+    """Every case that loads, and one line per problem found on the way.
+
+    With ``seen``, the digest of every file read is kept there (``read_file``).
+    """
     if not (root / "cases").is_dir():
         return "", [], [f"{_shown(root, root)}: not a corpus (no cases/ folder)"]
     try:
         walk(root)  # a link or a special file anywhere stops the load
-        version = read_text(root / "VERSION", root).strip()
+        version = read_text(root / "VERSION", root, seen).strip()
     except OSError:
         return "", [], [f"{_shown(root / 'VERSION', root)}: missing"]
     except UnsafeFile as exc:
@@ -281,7 +309,7 @@ def scan(root: Path) -> tuple[str, list[Case], list[str]]:
         if not case_json.exists():
             problems.append(f"{_shown(folder, root)}: case folder without case.json")
             continue
-        case, found = load_case(case_json, root)
+        case, found = load_case(case_json, root, seen)
         problems.extend(found)
         if case is not None:
             cases.append(case)
@@ -293,10 +321,11 @@ def scan(root: Path) -> tuple[str, list[Case], list[str]]:
 def load_corpus(root: Path | None = None) -> Corpus:
     """Load and schema-check every case; raise ``CorpusError`` on any problem."""
     root = (root or default_root()).resolve()
-    version, cases, problems = scan(root)
+    seen: Digests = {}
+    version, cases, problems = scan(root, seen)
     if problems:
         raise CorpusError(problems)
-    return Corpus(root, version, cases)
+    return Corpus(root, version, cases, seen)
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -12,6 +12,7 @@ files that are loaded.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -20,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "MAX_DEPTH",
+    "Digests",
     "MAX_FILE_BYTES",
     "SIZE_VARIABLE",
     "UnsafeFile",
@@ -46,6 +48,10 @@ MAX_DEPTH = 64
 # O_NOFOLLOW: the last component is never followed; O_NONBLOCK: opening a
 # FIFO does not wait for a writer (the fstat check then refuses it).
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+#: The sha256 (hex) of each file read, by its path (``read_file``'s ``seen``).
+Digests = dict[Path, str]
 
 
 class UnsafeFile(ValueError):
@@ -95,12 +101,13 @@ def _check_folders(path: Path, root: Path | None) -> None:
         folder = os.path.dirname(folder)
 
 
-def read_file(path: Path, root: Path | None = None) -> bytes:
+def read_file(path: Path, root: Path | None = None, seen: Digests | None = None) -> bytes:
     """The bytes of the regular file ``path``, opened without following links.
 
     With ``root``, every folder between it and ``path`` must be a real folder
     too. ``OSError`` when the file cannot be opened (missing, unreadable);
     ``UnsafeFile`` for a link, a special file or a file over the bound.
+    With ``seen``, the sha256 of the bytes read is kept there under ``path``.
     """
     limit = max_file_bytes()
     _check_folders(path, root)
@@ -127,7 +134,10 @@ def read_file(path: Path, root: Path | None = None) -> bytes:
             size += len(chunk)
         if size > limit:  # it grew while we read
             raise UnsafeFile(_too_large(path, size, limit))
-        return b"".join(chunks)
+        data = b"".join(chunks)
+        if seen is not None:
+            seen[path] = hashlib.sha256(data).hexdigest()
+        return data
     finally:
         os.close(fd)
 
@@ -137,9 +147,9 @@ def _too_large(path: Path, size: int, limit: int) -> str:
     return f"{path}: {size} bytes, over {bound}"
 
 
-def read_text(path: Path, root: Path | None = None) -> str:
+def read_text(path: Path, root: Path | None = None, seen: Digests | None = None) -> str:
     """``read_file`` decoded as UTF-8; ``UnsafeFile`` names a file that is not UTF-8."""
-    data = read_file(path, root)
+    data = read_file(path, root, seen)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -147,12 +157,12 @@ def read_text(path: Path, root: Path | None = None) -> str:
         raise UnsafeFile(f"{path}: not UTF-8 (byte {exc.start} is {bad!r})") from None
 
 
-def read_json(path: Path, root: Path | None = None) -> Any:
+def read_json(path: Path, root: Path | None = None, seen: Digests | None = None) -> Any:
     """``read_text`` parsed as JSON, at most :data:`MAX_DEPTH` levels deep.
 
     ``UnsafeFile`` carries one line for every way the bytes can be wrong.
     """
-    return parse_json(read_text(path, root), path)
+    return parse_json(read_text(path, root, seen), path)
 
 
 def parse_json(text: str, path: Path) -> Any:
@@ -163,15 +173,18 @@ def parse_json(text: str, path: Path) -> Any:
         raise UnsafeFile(f"{path}: nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         raise UnsafeFile(f"{path}: not valid JSON: {exc}") from None
-    if _depth_over(data, MAX_DEPTH):
+    # (a text with no more brackets than the bound cannot nest past it)
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth_over(data, MAX_DEPTH):
         raise UnsafeFile(f"{path}: nested deeper than {MAX_DEPTH} levels")
     return data
 
 
-def read_chunks(path: Path, root: Path | None = None) -> dict[str, Any]:
+def read_chunks(
+    path: Path, root: Path | None = None, seen: Digests | None = None
+) -> dict[str, Any]:
     """A ``chunks.json`` through the gate; ``ValueError`` says what is wrong."""
     try:
-        data = read_json(path, root)
+        data = read_json(path, root, seen)
     except OSError as exc:
         raise ValueError(f"cannot read: {exc.strerror or exc}") from None
     if not isinstance(data, dict):
@@ -196,20 +209,21 @@ def _depth_over(data: Any, limit: int) -> bool:
 def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> list[Path]:
     """Every file under ``root``, sorted; ``UnsafeFile`` for the first entry that is not
     a regular file or a real folder. Folders named in ``skip`` are left out."""
-    files: list[Path] = []
-    pending = [root]
+    files: list[str] = []
+    pending = [os.fspath(root)]
     while pending:
         folder = pending.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
-                path = Path(entry.path)
                 mode = entry.stat(follow_symlinks=False).st_mode
                 if stat.S_ISDIR(mode):
                     if entry.name not in skip:
-                        pending.append(path)
+                        pending.append(entry.path)
                     continue
                 kind = _kind(mode)
                 if kind is not None:
-                    raise _refusal(path, kind)
-                files.append(path)
-    return sorted(files)
+                    raise _refusal(Path(entry.path), kind)
+                files.append(entry.path)
+    # In the order of the paths' parts, as sorting the Paths would give.
+    files.sort(key=lambda name: name.split(os.sep))
+    return [Path(name) for name in files]
