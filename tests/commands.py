@@ -10,8 +10,13 @@ from typing import Any
 
 
 def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m streamproof ARGS`` in a fresh process, its output captured."""
-    return subprocess.run(
+    """``python -m streamproof ARGS`` in a fresh process, its output captured.
+
+    A results file the command wrote (``--json FILE``) must match
+    ``schemas/results.schema.json``: the run does not check its own output,
+    every test that makes one does.
+    """
+    done = subprocess.run(
         [sys.executable, "-m", "streamproof", *map(str, args)],
         capture_output=True,
         text=True,
@@ -19,6 +24,20 @@ def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.Comple
         timeout=300,
         check=False,
     )
+    words = list(map(str, args))
+    if "--json" in words[:-1]:
+        written = Path(cwd or ".") / words[words.index("--json") + 1]
+        if written.is_file():
+            assert_valid_results(load(written))
+    return done
+
+
+def assert_valid_results(document: Any) -> None:
+    """``document`` matches the results schema (an AssertionError names the first problem)."""
+    from streamproof.corpus.schemas import schema_errors
+
+    problem = schema_errors("results", document)
+    assert problem is None, f"the results document breaks its schema: {problem}"
 
 
 def load(path: Path) -> Any:
