@@ -38,3 +38,24 @@ def test_items_drop_their_outcome_after_the_report(tmp_path: Path) -> None:
     for item in keep.items:
         assert item.result.verdict is Verdict.PASS
         assert item.result.outcome is None
+
+
+@pytest.mark.parametrize(
+    ("jobs", "junit", "terminal", "junitxml"),
+    [(1, False, False, False), (1, True, False, True), (2, False, True, False)],
+)
+def test_a_sealed_run_loads_only_the_pytest_plugins_it_uses(
+    tmp_path: Path, jobs: int, junit: bool, terminal: bool, junitxml: bool
+) -> None:
+    # pytest's terminal reporter keeps every report of the session to its end;
+    # only xdist's controller needs it. JUnit's plugin loads for --junit alone.
+    from streamproof.cli.pytest_session import RunOptions, _arguments
+
+    target = tmp_path / "junit.xml"
+    options = RunOptions(
+        "reference", ["whole"], 1, "may", jobs=jobs, junit=target if junit else None
+    )
+    args = _arguments(options, tmp_path, {target: tmp_path / "staged.xml"})
+    assert ("-pno:terminal" not in args) is terminal
+    assert ("-pno:junitxml" not in args) is junitxml
+    assert "-pno:logging" in args and "-pno:warnings" in args

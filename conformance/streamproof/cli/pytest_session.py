@@ -2,9 +2,10 @@
 
 The run does not read the user's pytest configuration nor load their
 plugins: it points pytest at an empty folder with an empty ini file, turns
-plugin autoloading off and names the plugins it needs. pytest's own terminal
-output is swallowed; the run shows its own progress, and its exit status is
-computed from the results, never taken from pytest.
+plugin autoloading off and names the plugins it needs, and leaves out those of
+pytest's own it has no use for (its terminal reporter too, but for xdist).
+What pytest still prints is swallowed; the run shows its own progress, and its
+exit status is computed from the results, never taken from pytest.
 
 pytest writes the JUnit XML and the pytest-html report to temporary files
 beside their targets; they are moved into place only when every case run
@@ -141,9 +142,11 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         str(folder / "pytest.ini"),
         "--rootdir",
         str(folder),
-        "-q",
         "--capture=no",
         *(f"-pno:{name}" for name in _UNUSED_PLUGINS),
+        # pytest's terminal reporter keeps every report to the end for a summary
+        # nobody sees (the output is swallowed); xdist's controller needs it.
+        *(["-pno:terminal"] if options.jobs == 1 else ["-q"]),
         *([] if options.junit else ["-pno:junitxml"]),
         "-p",
         "streamproof.plugin",

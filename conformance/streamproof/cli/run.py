@@ -289,7 +289,7 @@ def _execute(request: RunOptions) -> int:
         tail = " | ".join(line for line in output.strip().splitlines()[-3:])
         raise RunError(
             f"the run stopped after {len(results)} of {len(work)} case runs "
-            f"(pytest exit {code}): {tail}"
+            f"(pytest exit {code})" + (f": {tail}" if tail else "")
         )
     order = {(c.id, t): i for i, (c, t) in enumerate(work)}
     results.sort(key=lambda r: order[(r.case.id, r.transport)])
