@@ -12,7 +12,7 @@ from typing import Any
 def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m streamproof ARGS`` in a fresh process, its output captured.
 
-    A results file the command wrote (``--json FILE``) must match
+    A results file ``run`` wrote (``--json FILE``) must match
     ``schemas/results.schema.json``: the run does not check its own output,
     every test that makes one does.
     """
@@ -25,7 +25,7 @@ def streamproof(*args: str | Path, cwd: Path | None = None) -> subprocess.Comple
         check=False,
     )
     words = list(map(str, args))
-    if "--json" in words[:-1]:
+    if words[:1] == ["run"] and "--json" in words[:-1]:
         written = Path(cwd or ".") / words[words.index("--json") + 1]
         if written.is_file():
             assert_valid_results(load(written))

@@ -189,15 +189,31 @@ def test_an_unknown_tag_and_stale_tables_are_caught(copy: Path) -> None:
 def test_the_corpus_digest_covers_the_bytes_the_load_read(copy: Path) -> None:
     from streamproof.corpus.cases import file_digests, tree_digest
 
-    corpus = load_corpus(copy)
-    body = copy / "cases/generic/finish-without-done/response.sse"
-    assert body in corpus.loaded and copy / "VERSION" in corpus.loaded
     before = tree_digest(file_digests(copy))
+    corpus = load_corpus(copy)
     # A body edited after the load: the loaded corpus keeps the digest of
     # what it runs, a fresh reading of the folder sees the edit.
+    body = copy / "cases/generic/finish-without-done/response.sse"
     body.write_bytes(body.read_bytes() + b": edited\n\n")
     assert corpus.sha256 == before != tree_digest(file_digests(copy))
     assert load_corpus(copy).sha256 == tree_digest(file_digests(copy))
+
+
+def test_a_loaded_case_reads_its_files_again_and_refuses_a_change(copy: Path) -> None:
+    case_id = "generic/finish-without-done"
+    body = copy / f"cases/{case_id}/response.sse"
+    original = body.read_bytes()
+    loaded = {c.id: c for c in load_corpus(copy).cases}[case_id]
+    body.write_bytes(original + b": edited\n\n")
+    with pytest.raises(CorpusError, match="changed since the corpus was loaded"):
+        loaded.body  # noqa: B018 (read back from the folder, edited since)
+    body.write_bytes(original)
+    assert loaded.body == original and loaded.data["id"] == case_id
+    # A corpus loaded after an edit reads the edited bytes, never those kept
+    # for an earlier load of the same folder.
+    body.write_bytes(original + b": edited\n\n")
+    again = {c.id: c for c in load_corpus(copy).cases}[case_id]
+    assert again.body == original + b": edited\n\n" and loaded.body == original
 
 
 def test_walk_lists_files_in_the_order_of_their_path_parts(tmp_path: Path) -> None:

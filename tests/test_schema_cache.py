@@ -134,9 +134,9 @@ def test_load_case_reads_through_the_gate_once(
     read: list[str] = []
     real = cases_module.read_text
 
-    def counted(path: Path, root: Path | None = None) -> str:
+    def counted(path: Path, root: Path | None = None, seen: Any = None) -> str:
         read.append(path.name)
-        return real(path, root)
+        return real(path, root, seen)
 
     monkeypatch.setattr(cases_module, "read_text", counted)
     load_corpus(root)
@@ -154,9 +154,9 @@ def test_run_loads_the_corpus_and_starts_the_adapter_once(
     starts: list[str] = []
     real_start = AdapterProcess.start
 
-    def scan(root: Path) -> Any:
+    def scan(root: Path, seen: Any = None) -> Any:
         scans.append(root)
-        return real_scan(root)
+        return real_scan(root, seen)
 
     def start(self: AdapterProcess) -> None:
         starts.append(self.spec)
@@ -169,3 +169,28 @@ def test_run_loads_the_corpus_and_starts_the_adapter_once(
     assert "2 passed" in capsys.readouterr().out
     assert len(scans) == 1
     assert starts == ["reference"]
+
+
+def test_a_case_file_changed_during_a_run_stops_it_with_one_line(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The run reads each case's files again when it runs; bytes other than
+    # those the load checked are never scored.
+    from streamproof.cli import main
+    from streamproof.harness.engine import Engine
+
+    root = tmp_path / "corpus"
+    shutil.copytree(data_path("corpus"), root)
+    body = root / "cases" / CASE / "response.sse"
+    real_run = Engine.run
+
+    def run(self: Engine, case: Any, transport: str) -> Any:
+        body.write_bytes(body.read_bytes() + b": edited\n\n")
+        return real_run(self, case, transport)
+
+    monkeypatch.setattr(Engine, "run", run)
+    argv = ["run", "--corpus", str(root), "--case", CASE, "--transport", "whole,lines"]
+    code = main([*argv, "--no-html", "-q"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "changed since the corpus was loaded" in err and "response.sse" in err

@@ -88,6 +88,8 @@ class _Observer:
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # pytest caught a Ctrl-C (or a SIGTERM the run made one); pytest.exit() comes here too
         self.interrupted = self.interrupted or isinstance(excinfo.value, KeyboardInterrupt)
+        if isinstance(excinfo.value, pytest.exit.Exception):
+            print(excinfo.value.msg.removeprefix("streamproof: "))  # shown by a stopped run
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

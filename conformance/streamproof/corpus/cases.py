@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import CorpusError
 from ..resources import data_path
+from .entry import Case, CaseFiles, expectation_digest
 from .checked import schema_problem
 from .gate import (
     Digests,
@@ -30,86 +31,10 @@ from .gate import (
     walk,
 )
 
-__all__ = [
-    "SEVERITIES",
-    "Case", "Corpus", "CorpusError", "expectation_digest", "load_corpus"]
+__all__ = ["SEVERITIES", "Case", "Corpus", "CorpusError", "expectation_digest", "load_corpus"]
 
 #: A case's severity, most severe first.
 SEVERITIES = ("must", "should", "may")
-
-
-def expectation_digest(data: dict[str, Any]) -> str:
-    """sha256 of a case's expectation in canonical JSON (sorted keys, no spaces)."""
-    key = "expected" if "expected" in data else "expected_any"
-    canonical = json.dumps(
-        {key: data.get(key)}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Case:
-    """One case: its metadata, expectation and exact body bytes."""
-
-    id: str
-    dir: Path
-    data: dict[str, Any] = field(repr=False)
-    body: bytes = field(repr=False)
-
-    @property
-    def title(self) -> str:
-        return str(self.data["title"])
-
-    @property
-    def provider(self) -> str:
-        return str(self.data["provider"])
-
-    @property
-    def severity(self) -> str:
-        return str(self.data["severity"])
-
-    @property
-    def requires(self) -> frozenset[str]:
-        return frozenset(self.data["requires"])
-
-    @property
-    def status(self) -> int:
-        return int(self.data["response"]["status"])
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return dict(self.data["response"]["headers"])
-
-    @property
-    def request(self) -> dict[str, Any]:
-        return dict(self.data["request"])
-
-    @property
-    def alternatives(self) -> list[dict[str, Any]]:
-        """The acceptable expectations: one for ``expected``, several for ``expected_any``."""
-        if "expected" in self.data:
-            return [self.data["expected"]]
-        return list(self.data["expected_any"])
-
-    @property
-    def runnable(self) -> bool:
-        """A recorded case counts only once a person has reviewed it (corpus/README.md)."""
-        provenance = self.data["provenance"]
-        return provenance["kind"] != "recorded" or bool(provenance.get("reviewed_by"))
-
-    @property
-    def fault(self) -> dict[str, Any] | None:
-        """The connection fault of a ``wire/`` case (``kind``, ``after_byte``), else ``None``."""
-        fault = self.data.get("fault")
-        return dict(fault) if fault is not None else None
-
-    @property
-    def has_chunks(self) -> bool:
-        return (self.dir / "chunks.json").exists()
-
-    @cached_property
-    def expected_sha256(self) -> str:
-        return expectation_digest(self.data)
 
 
 @dataclass(frozen=True)
@@ -117,14 +42,14 @@ class Corpus:
     root: Path
     version: str
     cases: list[Case]
-    # The sha256 of each file as the load read it: the digest covers those
-    # very bytes, and the files are not read a second time for it.
-    loaded: Digests = field(default_factory=dict, repr=False, compare=False)
+    # The digest as the load worked it out, from the very bytes it read
+    # (``load_corpus``); without it, ``sha256`` reads the folder.
+    digest: str | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def sha256(self) -> str:
         """The digest of every file but the manifest (see corpus/README.md)."""
-        return tree_digest(file_digests(self.root, self.loaded))
+        return self.digest or tree_digest(file_digests(self.root))
 
 
 def default_root() -> Path:
@@ -197,6 +122,7 @@ def load_case(
 
     With ``seen``, the digest of every file read is kept there (``read_file``).
     """
+    seen = {} if seen is None else seen
 
     def name() -> str:  # worked out only for a problem: it resolves the working folder
         return _shown(case_json, root)
@@ -226,6 +152,7 @@ def load_case(
     except UnsafeFile as exc:
         return None, [*problems, str(exc)]
     chunks_path = case_json.parent / "chunks.json"
+    has_chunks = chunks_path.exists()
     chunks_problem = _check_chunks(chunks_path, root, len(body), seen)
     if chunks_problem:
         problems.append(f"{_shown(chunks_path, root)}: {chunks_problem}")
@@ -233,7 +160,14 @@ def load_case(
     for other in sorted(others):
         if (case_json.parent / other).exists():
             problems.append(f"{name()}: stray body file {other!r} beside {body_path.name!r}")
-    return Case(data["id"], case_json.parent, data, body), problems
+    files = CaseFiles(
+        root,
+        case_json,
+        bytes.fromhex(seen[case_json]),
+        body_path,
+        bytes.fromhex(seen[body_path]),
+    )
+    return Case.from_files(files, data, has_chunks), problems
 
 
 def header_problems(headers: dict[str, Any]) -> list[str]:
@@ -280,10 +214,7 @@ def _check_chunks(path: Path, root: Path, body_size: int, seen: Digests | None) 
 
 def _is_delay(ms: Any) -> bool:
     return (
-        isinstance(ms, (int, float))
-        and not isinstance(ms, bool)
-        and math.isfinite(ms)
-        and ms >= 0
+        isinstance(ms, (int, float)) and not isinstance(ms, bool) and math.isfinite(ms) and ms >= 0
     )
 
 
@@ -325,7 +256,9 @@ def load_corpus(root: Path | None = None) -> Corpus:
     version, cases, problems = scan(root, seen)
     if problems:
         raise CorpusError(problems)
-    return Corpus(root, version, cases, seen)
+    # Taken now, of the bytes the load read (each file once): the digest
+    # names the corpus the run uses even if the folder changes later.
+    return Corpus(root, version, cases, tree_digest(file_digests(root, seen)))
 
 
 def _shown(path: Path, root: Path) -> str:

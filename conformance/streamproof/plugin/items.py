@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ..corpus.cases import SEVERITIES, Case
+from ..corpus.cases import SEVERITIES, Case, CorpusError
 from ..harness.engine import Result, Verdict
 from ..harness.transports import seed_words
 from ..reporting.wire import terminal_safe
@@ -50,7 +50,11 @@ class StreamproofItem(pytest.Item):
         self.extra_keyword_matches.update({case.severity, case.provider, transport})
 
     def runtest(self) -> None:
-        result = self.result = self.streamproof.engine().run(self.case, self.transport)
+        try:
+            result = self.result = self.streamproof.engine().run(self.case, self.transport)
+        except CorpusError as exc:  # a case file changed since the corpus was loaded
+            message = "streamproof: " + "; ".join(exc.problems)
+            pytest.exit(message, returncode=pytest.ExitCode.USAGE_ERROR)
         if result.verdict is Verdict.PASS:
             return
         if result.verdict is Verdict.SKIP:
