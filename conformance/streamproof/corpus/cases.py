@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -67,9 +68,9 @@ def file_digests(root: Path, known: Digests | None = None) -> dict[str, str]:
     digests = {}
     known = known or {}
     try:
-        for path in walk(root):
-            rel = path.relative_to(root).as_posix()
+        for rel in walk(root):
             if rel != "manifest.json":
+                path = os.path.join(root, rel)
                 digest = known.get(path)
                 if digest is None:
                     digest = hashlib.sha256(read_file(path, root)).hexdigest()
@@ -160,12 +161,9 @@ def load_case(
     for other in sorted(others):
         if (case_json.parent / other).exists():
             problems.append(f"{name()}: stray body file {other!r} beside {body_path.name!r}")
+    digest = seen[str(case_json)]
     files = CaseFiles(
-        root,
-        case_json,
-        bytes.fromhex(seen[case_json]),
-        body_path,
-        bytes.fromhex(seen[body_path]),
+        case_json, bytes.fromhex(digest), body_path, bytes.fromhex(seen[str(body_path)])
     )
     return Case.from_files(files, data, has_chunks), problems
 

@@ -170,7 +170,6 @@ class Case:
 class CaseFiles:
     """Where a loaded case's files are, and the sha256 of the bytes the load read."""
 
-    root: Path
     case_json: Path
     case_json_sha256: bytes
     body: Path
@@ -201,8 +200,8 @@ def _read_back(files: CaseFiles) -> tuple[dict[str, Any], bytes]:
         if found is not None:
             _RECENT.move_to_end(files)
             return found
-    text = _read_unchanged(files.case_json, files.root, files.case_json_sha256)
-    body = _read_unchanged(files.body, files.root, files.body_sha256)
+    text = _read_unchanged(files.case_json, files.case_json_sha256)
+    body = _read_unchanged(files.body, files.body_sha256)
     try:
         data = parse_json(text.decode("utf-8"), files.case_json)
     except (UnicodeDecodeError, UnsafeFile) as exc:  # (the digest matched: not expected)
@@ -217,9 +216,11 @@ def _read_back(files: CaseFiles) -> tuple[dict[str, Any], bytes]:
     return data, body
 
 
-def _read_unchanged(path: Path, root: Path, sha256: bytes) -> bytes:
+def _read_unchanged(path: Path, sha256: bytes) -> bytes:
+    # The gate without its walk up the folders: whatever a link among them
+    # led to, bytes other than those the load checked are refused here.
     try:
-        data = read_file(path, root)
+        data = read_file(path)
     except OSError as exc:
         raise CorpusError([f"{path}: cannot read it again: {exc.strerror or exc}"]) from None
     except UnsafeFile as exc:

@@ -50,8 +50,8 @@ MAX_DEPTH = 64
 _FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-#: The sha256 (hex) of each file read, by its path (``read_file``'s ``seen``).
-Digests = dict[Path, str]
+#: The sha256 (hex) of each file read, by its path as a string (``read_file``'s ``seen``).
+Digests = dict[str, str]
 
 
 class UnsafeFile(ValueError):
@@ -83,11 +83,11 @@ def _kind(mode: int) -> str | None:
     return None
 
 
-def _refusal(path: Path, kind: str) -> UnsafeFile:
+def _refusal(path: Path | str, kind: str) -> UnsafeFile:
     return UnsafeFile(f"{path}: {kind}; a corpus holds regular files and folders only")
 
 
-def _check_folders(path: Path, root: Path | None) -> None:
+def _check_folders(path: Path | str, root: Path | None) -> None:
     """Refuse a link among the folders between ``root`` and ``path``."""
     if root is None:
         return
@@ -101,7 +101,7 @@ def _check_folders(path: Path, root: Path | None) -> None:
         folder = os.path.dirname(folder)
 
 
-def read_file(path: Path, root: Path | None = None, seen: Digests | None = None) -> bytes:
+def read_file(path: Path | str, root: Path | None = None, seen: Digests | None = None) -> bytes:
     """The bytes of the regular file ``path``, opened without following links.
 
     With ``root``, every folder between it and ``path`` must be a real folder
@@ -136,13 +136,13 @@ def read_file(path: Path, root: Path | None = None, seen: Digests | None = None)
             raise UnsafeFile(_too_large(path, size, limit))
         data = b"".join(chunks)
         if seen is not None:
-            seen[path] = hashlib.sha256(data).hexdigest()
+            seen[os.fspath(path)] = hashlib.sha256(data).hexdigest()
         return data
     finally:
         os.close(fd)
 
 
-def _too_large(path: Path, size: int, limit: int) -> str:
+def _too_large(path: Path | str, size: int, limit: int) -> str:
     bound = f"the bound of {limit} bytes per corpus file (${SIZE_VARIABLE})"
     return f"{path}: {size} bytes, over {bound}"
 
@@ -206,11 +206,13 @@ def _depth_over(data: Any, limit: int) -> bool:
     return False
 
 
-def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> list[Path]:
-    """Every file under ``root``, sorted; ``UnsafeFile`` for the first entry that is not
-    a regular file or a real folder. Folders named in ``skip`` are left out."""
+def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> list[str]:
+    """Every file under ``root``, as its path from ``root`` with ``/`` between the
+    parts, in the order of those parts; ``UnsafeFile`` for the first entry that is
+    not a regular file or a real folder. Folders named in ``skip`` are left out."""
     files: list[str] = []
-    pending = [os.fspath(root)]
+    top = os.fspath(root)
+    pending = [top]
     while pending:
         folder = pending.pop()
         with os.scandir(folder) as entries:
@@ -223,7 +225,6 @@ def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> li
                 kind = _kind(mode)
                 if kind is not None:
                     raise _refusal(Path(entry.path), kind)
-                files.append(entry.path)
-    # In the order of the paths' parts, as sorting the Paths would give.
-    files.sort(key=lambda name: name.split(os.sep))
-    return [Path(name) for name in files]
+                files.append(entry.path[len(top) + 1 :].replace(os.sep, "/"))
+    files.sort(key=lambda name: name.split("/"))
+    return files
