@@ -19,10 +19,11 @@ from streamproof.corpus.schemas import schema_errors
 from streamproof.corpus.validate import check_corpus, write_manifest
 from streamproof.harness.comparison import best_alternative, compare
 from streamproof.harness.engine import select
+from streamproof.harness.selection import awaiting_review
 from streamproof.harness.transports import boundaries, split
 from streamproof.live.record import SCENARIOS, record_main
 from streamproof.live.redact import redact_body, redact_headers
-from streamproof.live.review import awaiting_review, review_main
+from streamproof.live.review import review_main
 from streamproof.reference import read_response
 
 pytest.importorskip("httpx")

@@ -16,7 +16,7 @@ from ..errors import CommandError, UsageError
 from ..harness.engine import Result
 from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess, close_all
-from ..harness.selection import Selection
+from ..harness.selection import Selection, awaiting_notice, awaiting_review
 from ..harness.trace import TraceFile
 from ..harness.transports import (
     DEFAULT_SEED,
@@ -25,9 +25,7 @@ from ..harness.transports import (
     parse_seeds,
     seed_words,
 )
-from ..live.review import awaiting_notice, awaiting_review
 from ..reporting.coverage import nothing_scored
-from ..reporting.known_failures import write_expectations
 from ..reporting.results import (
     baseline_document,
     coverage_of,
@@ -357,6 +355,8 @@ def _write_outputs(
             write_json(document, request.json)
             print(f"results: {request.json}")
         if request.write_expect:
+            from ..reporting.known_failures import write_expectations  # (--write-expect only)
+
             written = write_expectations(document, request.write_expect)
             print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
     if request.baseline:

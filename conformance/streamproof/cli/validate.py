@@ -7,7 +7,7 @@ import sys
 
 from ..corpus.cases import default_root, load_corpus
 from ..corpus.validate import check_corpus
-from ..live.review import awaiting_review
+from ..harness.selection import awaiting_review
 from ..reporting.wire import terminal_safe
 from .options import add_corpus_option
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from ..errors import AdapterError
 from ..resources import data_path
-from .nodejs import BUILTIN
 
 __all__ = [
     "CAPABILITIES",
@@ -132,6 +131,8 @@ class Adapter:
 
 def builtin_names() -> list[str]:
     """Python adapter files under adapters/, and the Node adapters."""
+    from .nodejs import BUILTIN  # here: the worker of a Python adapter never needs it
+
     python = {
         p.stem.replace("_", "-")
         for p in data_path("adapters").glob("*.py")

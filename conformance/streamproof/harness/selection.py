@@ -21,6 +21,8 @@ from ..corpus.cases import Case
 __all__ = [
     "KeywordError",
     "Selection",
+    "awaiting_notice",
+    "awaiting_review",
     "keyword_matcher",
     "split_run_id",
     "split_values",
@@ -200,3 +202,19 @@ class _Parser:
         if token in ("and", "or", ")"):
             raise KeywordError(f"-k {self.text!r}: unexpected {token!r}")
         return _Word(token.lower())
+
+
+def awaiting_review(cases: Iterable[Case], globs: Sequence[str] = ()) -> list[Case]:
+    """Recorded cases not yet reviewed (whose id matches a glob, when there are any)."""
+    return [
+        c
+        for c in cases
+        if not c.runnable and (not globs or any(fnmatch.fnmatchcase(c.id, g) for g in globs))
+    ]
+
+
+def awaiting_notice(count: int) -> str:
+    """What a run says about the recorded cases it left out."""
+    if count == 1:
+        return "1 recorded case awaits review and was left out"
+    return f"{count} recorded cases await review and were left out"

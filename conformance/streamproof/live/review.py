@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import copy
-import fnmatch
 import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -30,7 +28,7 @@ from ..corpus.validate import needed_capabilities
 from ..reporting.wire import wire_view
 from ..resources import data_path
 
-__all__ = ["awaiting_notice", "awaiting_review", "review_main"]
+__all__ = ["review_main"]
 
 FieldPath = tuple[str | int, ...]
 _AWAITS = re.compile(r"The expectation is the reference parser's reading.*?never run\.", re.S)
@@ -43,22 +41,6 @@ class ReviewError(Exception):
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
         self.code = code
-
-
-def awaiting_review(cases: Iterable[Case], globs: Sequence[str] = ()) -> list[Case]:
-    """Recorded cases not yet reviewed (whose id matches a glob, when there are any)."""
-    return [
-        c
-        for c in cases
-        if not c.runnable and (not globs or any(fnmatch.fnmatchcase(c.id, g) for g in globs))
-    ]
-
-
-def awaiting_notice(count: int) -> str:
-    """What a run says about the recorded cases it left out."""
-    if count == 1:
-        return "1 recorded case awaits review and was left out"
-    return f"{count} recorded cases await review and were left out"
 
 
 def review_main(args: argparse.Namespace) -> int:
