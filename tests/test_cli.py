@@ -195,14 +195,15 @@ def test_jobs_give_the_same_verdicts(tmp_path: Path) -> None:
             "--json",
             out,
         )
+        # Everything but the time each run took is the same with a pool of processes.
         verdicts.append(
             [
-                (r["case"], r["transport"], r["verdict"])
+                {k: v for k, v in r.items() if k != "seconds"}
                 for r in json.loads(out.read_text())["results"]
             ]
         )
     assert verdicts[0] == verdicts[1]
-    assert {v for _, _, v in verdicts[0]} >= {"pass", "fail", "crash"}
+    assert {r["verdict"] for r in verdicts[0]} >= {"pass", "fail", "crash"}
 
 
 def test_default_run_writes_an_html_report_and_reports_junit(tmp_path: Path) -> None:

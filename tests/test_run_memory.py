@@ -40,15 +40,12 @@ def test_items_drop_their_outcome_after_the_report(tmp_path: Path) -> None:
         assert item.result.outcome is None
 
 
-@pytest.mark.parametrize(
-    ("jobs", "junit", "terminal", "junitxml"),
-    [(1, False, False, False), (1, True, False, True), (2, False, True, False)],
-)
+@pytest.mark.parametrize(("jobs", "junit"), [(1, False), (1, True), (2, False)])
 def test_a_sealed_run_loads_only_the_pytest_plugins_it_uses(
-    tmp_path: Path, jobs: int, junit: bool, terminal: bool, junitxml: bool
+    tmp_path: Path, jobs: int, junit: bool
 ) -> None:
     # pytest's terminal reporter keeps every report of the session to its end;
-    # only xdist's controller needs it. JUnit's plugin loads for --junit alone.
+    # JUnit's plugin loads for --junit alone, and --jobs needs no xdist.
     from streamproof.cli.pytest_session import RunOptions, _arguments
 
     target = tmp_path / "junit.xml"
@@ -56,6 +53,7 @@ def test_a_sealed_run_loads_only_the_pytest_plugins_it_uses(
         "reference", ["whole"], 1, "may", jobs=jobs, junit=target if junit else None
     )
     args = _arguments(options, tmp_path, {target: tmp_path / "staged.xml"})
-    assert ("-pno:terminal" not in args) is terminal
-    assert ("-pno:junitxml" not in args) is junitxml
+    assert "-pno:terminal" in args and "xdist.plugin" not in args
+    assert ("-pno:junitxml" not in args) is junit
     assert "-pno:logging" in args and "-pno:warnings" in args
+    assert ("--streamproof-jobs" in args) is (jobs > 1)

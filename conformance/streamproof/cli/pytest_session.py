@@ -3,7 +3,7 @@
 The run does not read the user's pytest configuration nor load their
 plugins: it points pytest at an empty folder with an empty ini file, turns
 plugin autoloading off and names the plugins it needs, and leaves out those of
-pytest's own it has no use for (its terminal reporter too, but for xdist).
+pytest's own it has no use for (its terminal reporter too).
 What pytest still prints is swallowed; the run shows its own progress, and its
 exit status is computed from the results, never taken from pytest.
 
@@ -146,9 +146,9 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         str(folder),
         "--capture=no",
         *(f"-pno:{name}" for name in _UNUSED_PLUGINS),
-        # pytest's terminal reporter keeps every report to the end for a summary
-        # nobody sees (the output is swallowed); xdist's controller needs it.
-        *(["-pno:terminal"] if options.jobs == 1 else ["-q"]),
+        # pytest's terminal reporter keeps every report to the end, for a
+        # summary nobody would see here (what pytest prints is swallowed).
+        "-pno:terminal",
         *([] if options.junit else ["-pno:junitxml"]),
         "-p",
         "streamproof.plugin",
@@ -184,8 +184,8 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         args += ["--streamproof-trace", str(options.trace)]
     # A plugin is loaded only for the run that uses it: each costs its
     # import and its hooks on every case run.
-    if options.jobs > 1:
-        args += ["-p", "xdist.plugin", "-n", str(options.jobs)]
+    if options.jobs > 1:  # N adapter processes under this one session (harness.pool)
+        args += ["--streamproof-jobs", str(options.jobs)]
     if options.html:
         args += ["-p", "pytest_metadata.plugin", "-p", "pytest_html.plugin"]
         args += ["--html", str(staged[options.html]), "--self-contained-html"]

@@ -261,8 +261,8 @@ def _execute(request: RunOptions) -> int:
             trace.close()
         raise
     # The probe goes on as the run's adapter process unless the session needs its own
-    # (several workers, a server for --http, a trace file the session writes).
-    handed = request.jobs == 1 and not request.http and trace is None
+    # (a server for --http, a trace file the session writes).
+    handed = not request.http and trace is None
     if not handed:
         probe.close()
         if trace is not None:

@@ -241,9 +241,24 @@ class AdapterProcess:
             self._capture = None
         self._lines = None
 
+    def interrupt(self, why: str) -> None:
+        """From another thread: kill the child's group now, and start no other.
+
+        The case under way (in the thread that runs it) ends as a crash, and
+        so does every later one, saying ``why``. It takes no lock and touches
+        nothing the running thread uses, so it is safe while a case runs.
+        """
+        self.broken = why
+        group = self._group
+        if group is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGKILL)
+
     def _restart(self) -> None:
         """A fresh child; if it cannot start, every later case is a crash saying so."""
         self._discard()
+        if self.broken:  # interrupted: no child after that
+            return
         self.restarts += 1
         try:
             self.start()
@@ -257,6 +272,8 @@ class AdapterProcess:
         if self.broken:
             return Reply("crash", message=self.broken)
         self._settle()
+        if self.broken:  # the restart after a fault failed, or the run was interrupted
+            return Reply("crash", message=self.broken)
         if self._proc is None:
             self.start()
         self._seq += 1

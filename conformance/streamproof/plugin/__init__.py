@@ -3,7 +3,9 @@
 ``pytest --streamproof=SPEC`` adds the corpus to any test session, so ``-k``,
 ``-x``, ``--lf``, ``-n`` (xdist), ``--junitxml`` and ``--html`` work as usual.
 Nothing is registered unless the option is given. ``streamproof run`` drives
-the same plugin and the same engine.
+the same plugin and the same engine. ``--streamproof-jobs N`` runs N adapter
+processes under one session (``harness.pool``), where ``-n N`` starts N
+sessions, each loading the corpus and collecting every item.
 
 ``options`` declares the command-line options, ``session`` holds one pytest
 process's state (corpus, engine, results, the HTML report's hooks), ``items``

@@ -81,6 +81,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-trace", metavar="FILE", help="append the protocol traffic here (JSON lines)"
     )
     group.addoption(
+        "--streamproof-jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N adapter processes in parallel, ahead of the tests that report them",
+    )
+    group.addoption(
         "--streamproof-fail-on",
         choices=SEVERITIES,
         default="may",

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from ..cli.handover import handed_over
-from ..corpus.cases import CorpusError, load_corpus
+from ..corpus.cases import Case, CorpusError, load_corpus
 from ..harness.engine import Engine, Result, Verdict
 from ..harness.expectations import Expectations, load_expectations
 from ..harness.loader import AdapterError
-from ..harness.protocol import close_all
+from ..harness.pool import EnginePool
+from ..harness.protocol import AdapterProcess, close_all
 from ..harness.selection import KeywordError, Selection
 from ..harness.transports import (
     seed_words,
@@ -76,36 +77,49 @@ class StreamproofSession:
             )
         if worker_input is not None:
             _end_with_controller()
+        self.jobs: int = config.getoption("streamproof_jobs")
+        if self.jobs < 1:
+            raise pytest.UsageError("streamproof: --streamproof-jobs must be at least 1")
         self.results: list[Result] = []
         self.adapter_name = self.spec
-        self._engine: Engine | None = None
+        self._engine: Engine | None = None  # the first (with --streamproof-jobs, of a pool)
+        self._pool: EnginePool | None = None
+        self._order: list[tuple[Case, str]] = []  # the runs, in the order the items run
         self._server: Any = None  # the replay server of --streamproof-http
 
     # -- engine -----------------------------------------------------------
 
-    def engine(self) -> Engine:
+    def engine(self) -> Engine | EnginePool:
+        """What runs the items' cases: the engine, or the pool of ``--streamproof-jobs``."""
         if self._engine is None:
-            http = None
-            if self.http:
-                from ..live.serve import ReplayServer  # the server's library loads only when asked
+            self._engine = self._start_engine(self._process)
+            if self.jobs > 1:
+                more = [self._start_engine(None) for _ in range(self.jobs - 1)]
+                self._pool = EnginePool([self._engine, *more], self._order)
+        return self._pool or self._engine
+
+    def _start_engine(self, process: AdapterProcess | None) -> Engine:
+        http = None
+        if self.http:
+            if self._server is None:
+                from ..live.serve import ReplayServer  # its library loads only when asked
 
                 self._server = ReplayServer(self.corpus, seed=self.seed)
                 self._server.start()
-                http = self._server.case_base_url
-            try:
-                self._engine = Engine(
-                    self.spec,
-                    seed=self.seed,
-                    seeds=self.seeds,
-                    timeout=self.timeout,
-                    expectations=self.expectations,
-                    http=http,
-                    trace=self.config.getoption("streamproof_trace"),
-                    process=self._process,
-                )
-            except AdapterError as exc:
-                pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
-        return self._engine
+            http = self._server.case_base_url
+        try:
+            return Engine(
+                self.spec,
+                seed=self.seed,
+                seeds=self.seeds,
+                timeout=self.timeout,
+                expectations=self.expectations,
+                http=http,
+                trace=self.config.getoption("streamproof_trace"),
+                process=process,
+            )
+        except AdapterError as exc:
+            pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
 
     def pytest_sessionfinish(self) -> None:
         self._stop()
@@ -116,10 +130,14 @@ class StreamproofSession:
         self._stop()
 
     def _stop(self) -> None:
+        pool, self._pool = self._pool, None
         engine, self._engine = self._engine, None
-        if engine is not None:
-            engine.close()
-            for fault in engine.process.faults:  # between cases: no case's verdict
+        engines = pool.engines if pool is not None else [engine] if engine is not None else []
+        if pool is not None:
+            pool.close()
+        for each in engines:
+            each.close()  # (a second close of a pool's engine does nothing)
+            for fault in each.process.faults:  # between cases: no case's verdict
                 print(f"streamproof: adapter fault {fault}", file=sys.stderr)
         if self._server is not None:
             self._server.stop()
@@ -146,6 +164,15 @@ class StreamproofSession:
         self.config.hook.pytest_collectreport(report=report)
         items.extend(ours)
         self._lean = lean_protocol_applies(self.config, items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # The runs in the order they will run, -k and the like applied: the
+        # pool of --streamproof-jobs starts them in this order.
+        self._order = [
+            (item.case, item.transport)
+            for item in session.items
+            if isinstance(item, StreamproofItem)
+        ]
 
     _lean = False
 
