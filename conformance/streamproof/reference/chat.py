@@ -77,6 +77,7 @@ class StreamAccumulator:
         accumulator is not ``finished`` (semantics §4.1, §8.4).
         """
         known, loads, large = self._choices, exact_loads, LARGE_EVENT
+        unnamed = self._id is None or self._model is None  # (kept in a local: it is read per chunk)
         for type_, data, _, _ in events:
             if type_ != "message":
                 if type_ == "error":
@@ -96,11 +97,12 @@ class StreamAccumulator:
             if type(chunk) is not dict:
                 self.fail(f"event data is not a JSON object: {_text_of(data)[:_QUOTED]!r}")
                 return
-            if self._id is None or self._model is None:
+            if unnamed:
                 self._id = first_text(self._id, chunk.get("id"))
                 self._model = first_text(self._model, chunk.get("model"))
+                unnamed = self._id is None or self._model is None
             usage = chunk.get("usage")
-            if isinstance(usage, dict):
+            if type(usage) is dict:  # (a JSON object; read this way, no call for the common null)
                 self._usage = usage  # semantics §7.1, as sent
             choices = chunk.get("choices")
             for raw in choices if isinstance(choices, list) else ():
@@ -122,7 +124,7 @@ class StreamAccumulator:
                             for text in content_parts(content, choice):
                                 choice.content.append(text)
                                 pieces.append((index, text))
-                        if len(delta) > ("content" in delta):
+                        if len(delta) > 1 or content is None:  # more than the content
                             _other_fields(choice, delta)
                     reason = raw.get("finish_reason")
                     if reason and isinstance(reason, str):
