@@ -27,6 +27,15 @@ def test_the_scan_handles_crlf_cr_and_multi_line_data() -> None:
     ]
 
 
+def test_the_scan_leaves_out_an_event_or_a_line_the_body_never_ended() -> None:
+    assert list(content_events(BODY[: FIRST_END - 1])) == []  # a line, no blank line
+    assert list(content_events(event("Hel")[:-2] + b"\r")) == []  # no blank line after it
+    # An unended line of megabytes: the scan stays linear (it used to try a
+    # line end at every byte, which took minutes for 100 KB).
+    huge = event("Hel") + b"data: " + b"x" * 4_000_000
+    assert list(content_events(huge)) == [(FIRST_END, 0, "Hel")]
+
+
 def test_the_scan_skips_done_comments_and_corrupt_data() -> None:
     assert list(content_events(b"data: [DONE]\n\n: hi\n\ndata: {oops\n\n")) == []
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import bisect
 import functools
 import json
-import re
 from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any
@@ -27,7 +26,6 @@ from ..reference import body_kind
 
 __all__ = ["check_deltas", "content_events", "covers"]
 
-_LINE = re.compile(rb"([^\r\n]*)(\r\n|\r|\n)")
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -42,9 +40,15 @@ def content_events(body: bytes) -> tuple[tuple[int, int, str], ...]:
     found: list[tuple[int, int, str]] = []
     data: list[bytes] = []
     named = False  # an ``event:`` line other than ``message``: not a chunk (§4.5)
-    start = len(_BOM) if body.startswith(_BOM) else 0
-    for match in _LINE.finditer(body, start):
-        line = match.group(1)
+    end = len(_BOM) if body.startswith(_BOM) else 0
+    # bytes.splitlines ends a line at CR, LF or CRLF, as SSE does; a last
+    # line with no end is no line (and the split is linear in the body,
+    # whatever its lines' lengths).
+    for raw in body[end:].splitlines(keepends=True):
+        end += len(raw)
+        line = raw.rstrip(b"\r\n")
+        if len(line) == len(raw):
+            break
         if line:
             name, _, value = line.partition(b":")
             value = value[1:] if value.startswith(b" ") else value
@@ -54,7 +58,7 @@ def content_events(body: bytes) -> tuple[tuple[int, int, str], ...]:
                 named = value not in (b"", b"message")
             continue
         if data and not named:
-            found.extend((match.end(), choice, text) for choice, text in _contents(data))
+            found.extend((end, choice, text) for choice, text in _contents(data))
         data = []
         named = False
     return tuple(found)
