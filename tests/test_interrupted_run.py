@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from streamproof.atomic import write_atomic
+from streamproof.atomic import write_atomic, writing_atomic
 from streamproof.reporting.verify import verify
 
 ADAPTERS = Path(__file__).parent / "adapters"
@@ -103,6 +103,22 @@ def test_write_atomic_replaces_whole_or_not_at_all(
     assert target.read_text(encoding="utf-8") == "new\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
     assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def test_a_file_written_piece_by_piece_replaces_whole_or_not_at_all(tmp_path: Path) -> None:
+    # The results file of a large run is written as it is encoded.
+    target = tmp_path / "results.json"
+    write_atomic(target, "old\n")
+    with pytest.raises(KeyboardInterrupt), writing_atomic(target) as out:
+        out.write("half of a ")
+        raise KeyboardInterrupt
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+    with writing_atomic(target) as out:
+        out.write("new ")
+        out.write("text\n")
+    assert target.read_text(encoding="utf-8") == "new text\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
 
 
 def _umask() -> int:

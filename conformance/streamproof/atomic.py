@@ -1,8 +1,9 @@
 """Files written whole or not at all.
 
-Every file streamproof writes goes through ``write_atomic``: the text is
-written to a temporary file in the target's own folder, flushed to disk,
-then renamed over the target with ``os.replace``. A crash, an interruption
+Every file streamproof writes goes through ``write_atomic`` (or, written
+piece by piece, ``writing_atomic``): the text is written to a temporary
+file in the target's own folder, flushed to disk, then renamed over the
+target with ``os.replace``. A crash, an interruption
 or a full disk leaves the old file (or no file), never half of a new one.
 ``replace_into`` does the same for a file another program wrote (pytest's
 JUnit XML, pytest-html's report). Standard library only; every layer may
@@ -14,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
-__all__ = ["discard", "replace_into", "temporary_beside", "write_atomic"]
+__all__ = ["discard", "replace_into", "temporary_beside", "write_atomic", "writing_atomic"]
 
 _PREFIX = ".streamproof-partial-"
 
@@ -48,10 +51,18 @@ def replace_into(temporary: Path, target: Path) -> None:
 
 def write_atomic(target: Path, text: str, *, encoding: str = "utf-8") -> None:
     """Write ``text`` to ``target`` all at once: a temporary file, then a rename."""
+    with writing_atomic(target, encoding=encoding) as out:
+        out.write(text)
+
+
+@contextlib.contextmanager
+def writing_atomic(target: Path, *, encoding: str = "utf-8") -> Iterator[TextIO]:
+    """A file to write ``target`` through, piece by piece; it replaces ``target``
+    in one step when the block ends, and is removed if the block raises."""
     temporary = temporary_beside(target)
     try:
         with open(temporary, "w", encoding=encoding, newline="") as out:
-            out.write(text)
+            yield out
             out.flush()
             os.fsync(out.fileno())
         replace_into(temporary, target)

@@ -163,7 +163,7 @@ def load_case(
             problems.append(f"{name()}: stray body file {other!r} beside {body_path.name!r}")
     digest = seen[str(case_json)]
     files = CaseFiles(
-        case_json, bytes.fromhex(digest), body_path, bytes.fromhex(seen[str(body_path)])
+        case_json.parent, bytes.fromhex(digest), body_path.name, bytes.fromhex(seen[str(body_path)])
     )
     return Case.from_files(files, data, has_chunks), problems
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ class Case:
         """A case of a loaded corpus: ``data`` is read once more when asked for."""
         case = cls.__new__(cls)
         case.id = str(data["id"])
-        case.dir = files.case_json.parent
+        case.dir = files.folder
         case._data = case._body = None
         case._files = files
         case._has_chunks = has_chunks
@@ -170,9 +171,9 @@ class Case:
 class CaseFiles:
     """Where a loaded case's files are, and the sha256 of the bytes the load read."""
 
-    case_json: Path
+    folder: Path  # the case's folder (its ``dir``: one object for both)
     case_json_sha256: bytes
-    body: Path
+    body: str  # the body file's name in the folder
     body_sha256: bytes
 
 
@@ -200,12 +201,13 @@ def _read_back(files: CaseFiles) -> tuple[dict[str, Any], bytes]:
         if found is not None:
             _RECENT.move_to_end(files)
             return found
-    text = _read_unchanged(files.case_json, files.case_json_sha256)
-    body = _read_unchanged(files.body, files.body_sha256)
+    case_json = os.path.join(files.folder, "case.json")
+    text = _read_unchanged(case_json, files.case_json_sha256)
+    body = _read_unchanged(os.path.join(files.folder, files.body), files.body_sha256)
     try:
-        data = parse_json(text.decode("utf-8"), files.case_json)
+        data = parse_json(text.decode("utf-8"), case_json)
     except (UnicodeDecodeError, UnsafeFile) as exc:  # (the digest matched: not expected)
-        raise CorpusError([f"{files.case_json}: {exc}"]) from None
+        raise CorpusError([f"{case_json}: {exc}"]) from None
     with _recent_lock:
         _RECENT[files] = (data, body)
         while len(_RECENT) > 1 and (
@@ -216,7 +218,7 @@ def _read_back(files: CaseFiles) -> tuple[dict[str, Any], bytes]:
     return data, body
 
 
-def _read_unchanged(path: Path, sha256: bytes) -> bytes:
+def _read_unchanged(path: str, sha256: bytes) -> bytes:
     # The gate without its walk up the folders: whatever a link among them
     # led to, bytes other than those the load checked are refused here.
     try:

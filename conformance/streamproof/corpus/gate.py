@@ -165,7 +165,7 @@ def read_json(path: Path, root: Path | None = None, seen: Digests | None = None)
     return parse_json(read_text(path, root, seen), path)
 
 
-def parse_json(text: str, path: Path) -> Any:
+def parse_json(text: str, path: Path | str) -> Any:
     """``text``, read from ``path`` through the gate, parsed as ``read_json`` does."""
     try:
         data = json.loads(text)

@@ -168,11 +168,13 @@ class StreamproofSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # The runs in the order they will run, -k and the like applied: the
         # pool of --streamproof-jobs starts them in this order.
-        self._order = [
-            (item.case, item.transport)
-            for item in session.items
-            if isinstance(item, StreamproofItem)
-        ]
+        self.work = []  # (the items hold it now)
+        if self.jobs > 1:
+            self._order = [
+                (item.case, item.transport)
+                for item in session.items
+                if isinstance(item, StreamproofItem)
+            ]
 
     _lean = False
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..__about__ import __version__
-from ..atomic import write_atomic
+from ..atomic import write_atomic, writing_atomic
 from ..corpus.cases import SEVERITIES, Corpus
 from ..harness.engine import Result, Verdict
 from .coverage import coverage, lacking_from_message
@@ -99,9 +99,12 @@ def write_json(document: dict[str, Any], path: Path) -> None:
     module and ``Result.as_dict`` alone, and the tests check every document
     their runs write (tests/commands.py), so the check would find only a bug
     of ours, and it cost a run more than the rest of writing it, the import
-    of jsonschema included.
+    of jsonschema included. It is written as it is encoded: the text of a
+    large run is never held whole.
     """
-    write_atomic(path, json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    with writing_atomic(path) as out:
+        json.dump(document, out, indent=2, ensure_ascii=False, allow_nan=False)
+        out.write("\n")
 
 
 def baseline_document(
