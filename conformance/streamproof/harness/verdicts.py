@@ -53,7 +53,7 @@ class Verdict(str, enum.Enum):
     XPASS = "xpass"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
     """The verdict on one case under one transport."""
 
