@@ -167,9 +167,14 @@ class Case:
         return self._has_chunks
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CaseFiles:
-    """Where a loaded case's files are, and the sha256 of the bytes the load read."""
+    """Where a loaded case's files are, and the sha256 of the bytes the load read.
+
+    Each load makes its own, and each is its own key in ``_RECENT`` (hashed by
+    identity, as cheap as a lookup can be): a corpus loaded again never finds
+    the bytes of an earlier load.
+    """
 
     folder: Path  # the case's folder (its ``dir``: one object for both)
     case_json_sha256: bytes
@@ -185,8 +190,7 @@ def _shared(value: _T) -> _T:
     return _SHARED.setdefault(value, value)  # type: ignore[no-any-return]
 
 
-# The cases read back most recently, newest last, by their files (paths and
-# digests: a corpus loaded again after an edit never finds the old bytes).
+# The cases read back most recently, newest last, by their files (CaseFiles).
 # At most _RECENT_SIZE of them, and past _RECENT_BYTES of bodies only the newest.
 _RECENT: OrderedDict[CaseFiles, tuple[dict[str, Any], bytes]] = OrderedDict()
 _RECENT_SIZE = 8
