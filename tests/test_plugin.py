@@ -130,6 +130,29 @@ def test_xdist_gives_the_same_verdicts(pytester: pytest.Pytester, tmp_path: Path
     assert {n.split("/")[0] for n, v in runs[0].items() if v == "skipped"} == {"wire"}
 
 
+def test_streamproof_jobs_gives_the_same_verdicts_in_one_session(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    runs = []
+    for jobs in ("1", "3"):
+        junit = tmp_path / f"junit-jobs{jobs}.xml"
+        pytester.runpytest(
+            NAIVE,
+            "--streamproof-transport=whole,random",
+            "--streamproof-seed=3",
+            f"--streamproof-jobs={jobs}",
+            "-k",
+            "not bytes",
+            f"--junitxml={junit}",
+        )
+        runs.append(_verdicts(junit))
+    assert runs[0] == runs[1]
+    assert set(runs[0].values()) == {"passed", "failure", "skipped"}
+    refused = pytester.runpytest(NAIVE, "--streamproof-jobs=0")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--streamproof-jobs must be at least 1" in refused.stderr.str()
+
+
 def test_html_report_has_the_summary_and_failure_details(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
