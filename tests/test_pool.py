@@ -90,6 +90,18 @@ def test_a_run_passed_over_or_outside_the_plan_is_run_when_asked() -> None:
         pool.close()
 
 
+def test_a_run_asked_for_again_runs_again() -> None:
+    # (pytest-rerunfailures, for one, runs an item a second time)
+    plan = [(case, "whole") for case in CASES[:3]]
+    pool, engines = _pool(2, plan)
+    try:
+        assert pool.run(*plan[0]) == pool.run(*plan[0]) == (CASES[0].id, "whole")
+        assert engines[0].log.count((CASES[0].id, "whole")) == 2
+        assert [pool.run(c, t) for c, t in plan[1:]] == [(c.id, "whole") for c in CASES[1:3]]
+    finally:
+        pool.close()
+
+
 def test_what_a_run_raises_is_raised_where_it_is_asked_for() -> None:
     plan = [(CASES[0], "whole"), (CASES[1], "boom"), (CASES[2], "whole")]
     pool, _ = _pool(2, plan)

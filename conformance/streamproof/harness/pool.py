@@ -48,6 +48,7 @@ class EnginePool:
         self._asked = 0  # the run the session asked for last
         self._urgent: list[int] = []  # runs asked for that no thread will reach in order
         self._started: set[int] = set()
+        self._answered: set[int] = set()  # runs whose result the session took
         self._done: dict[int, Result | BaseException] = {}
         self._closed = False
         self._busy: set[int] = set()  # the engines running a case now
@@ -70,7 +71,10 @@ class EnginePool:
                 self._plan.append((case, transport))
                 i = self._index[(case.id, transport)] = len(self._plan) - 1
                 self._urgent.append(i)
-            elif i < self._next and i not in self._started:  # passed over earlier
+            elif i in self._answered or (i < self._next and i not in self._started):
+                # asked for again (a rerun), or passed over earlier: run it now
+                self._answered.discard(i)
+                self._started.discard(i)
                 self._urgent.append(i)
             if i < self._planned:
                 self._asked = i
@@ -81,6 +85,7 @@ class EnginePool:
                     raise RuntimeError("the engine pool was closed")
                 self._cv.wait(_WAIT)
             done = self._done.pop(i)
+            self._answered.add(i)
         if isinstance(done, BaseException):
             raise done
         return done
