@@ -94,8 +94,15 @@ class StreamproofSession:
         if self._engine is None:
             self._engine = self._start_engine(self._process)
             if self.jobs > 1:
-                more = [self._start_engine(None) for _ in range(self.jobs - 1)]
-                self._pool = EnginePool([self._engine, *more], self._order)
+                engines = [self._engine]
+                try:
+                    while len(engines) < self.jobs:
+                        engines.append(self._start_engine(None))
+                except BaseException:  # (one that cannot start ends the session)
+                    for started in engines[1:]:
+                        started.close()
+                    raise
+                self._pool = EnginePool(engines, self._order)
         return self._pool or self._engine
 
     def _start_engine(self, process: AdapterProcess | None) -> Engine:
