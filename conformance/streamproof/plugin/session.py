@@ -58,14 +58,13 @@ class StreamproofSession:
         except CorpusError as exc:
             raise pytest.UsageError("streamproof: " + "; ".join(exc.problems)) from None
         try:
-            selection = Selection.parse(
+            self.selection = Selection.parse(
                 config.getoption("streamproof_case"),
                 config.getoption("streamproof_provider"),
                 config.getoption("streamproof_keyword") or "",
             )
         except KeywordError as exc:
             raise pytest.UsageError(f"streamproof: {exc}") from None
-        self.work = selection.plan(self.corpus.cases, self.transports)
         worker_input = getattr(config, "workerinput", None)
         self.seed, self.seeds = seeds_of(config)
         if worker_input is not None and "streamproof_seed" in worker_input:
@@ -175,7 +174,6 @@ class StreamproofSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # The runs in the order they will run, -k and the like applied: the
         # pool of --streamproof-jobs starts them in this order.
-        self.work = []  # (the items hold it now)
         if self.jobs > 1:
             self._order = [
                 (item.case, item.transport)
