@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from streamproof.corpus import Case, load_corpus
 from streamproof.reference import (
@@ -16,8 +18,12 @@ from streamproof.reference import (
     body_kind,
     read_response,
 )
+from streamproof.resources import data_path
 
 CASES = load_corpus().cases
+OUTCOME_SCHEMA = Draft202012Validator(
+    json.loads(data_path("schemas/outcome.schema.json").read_text(encoding="utf-8"))
+)
 SSE = {"content-type": "text/event-stream"}
 
 
@@ -116,3 +122,134 @@ def test_json_nested_past_what_json_reads_is_a_corrupt_body_not_a_crash(where: s
         headers = {"content-type": "application/json"}
     outcome = read_response(200, headers, {"stream": where == "stream"}, [body])
     assert outcome["status"] == "error"
+
+
+# Semantics §6.1 and §6.7: whatever a server writes as an index, the outcome's
+# indexes are whole numbers from 0 up (schemas/outcome.schema.json).
+_INDEX_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+)
+
+
+def _stream(chunks: list[dict[str, Any]]) -> bytes:
+    return (
+        b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    choice_indexes=st.lists(_INDEX_VALUES, min_size=1, max_size=4),
+    call_indexes=st.lists(_INDEX_VALUES, min_size=1, max_size=4),
+    ids=st.lists(st.sampled_from([None, "", "call_a", "call_b"]), min_size=4, max_size=4),
+)
+def test_no_index_value_breaks_the_outcome_schema(
+    choice_indexes: list[Any], call_indexes: list[Any], ids: list[str | None]
+) -> None:
+    chunks = []
+    for n, choice_index in enumerate(choice_indexes):
+        calls = [
+            {"index": i, "id": ids[(n + k) % 4], "function": {"name": "f", "arguments": "{}"}}
+            for k, i in enumerate(call_indexes)
+        ]
+        delta = {"content": "x", "tool_calls": calls}
+        chunks.append({"choices": [{"index": choice_index, "delta": delta}]})
+    body = _stream(chunks)
+    for outcome in (
+        read_response(200, SSE, {"stream": True}, [body]),
+        read_response(200, {"content-type": "application/json"}, {}, [_as_completion(chunks)]),
+    ):
+        errors = list(OUTCOME_SCHEMA.iter_errors(outcome))
+        assert not errors, (outcome, errors[0].message)
+        indexes = [c["index"] for c in outcome["choices"]]
+        assert indexes == sorted(set(indexes))
+        for choice in outcome["choices"]:
+            calls = [c["index"] for c in choice["tool_calls"]]
+            assert calls == sorted(set(calls))
+
+
+def _as_completion(chunks: list[dict[str, Any]]) -> bytes:
+    choices = [
+        {"index": c["choices"][0]["index"], "message": c["choices"][0]["delta"]} for c in chunks
+    ]
+    return json.dumps({"choices": choices}).encode()
+
+
+@pytest.mark.parametrize(
+    ("index", "choice"),
+    [(True, 0), (False, 0), (-1, 0), (1.5, 0), (1.0, 0), ("1", 0), (None, 0), (2, 2)],
+)
+def test_only_a_whole_number_from_0_up_is_a_choice_index(index: Any, choice: int) -> None:
+    body = _stream([{"choices": [{"index": index, "delta": {"content": "hi"}}]}])
+    outcome = read_response(200, SSE, {"stream": True}, [body])
+    assert [(c["index"], c["content"]) for c in outcome["choices"]] == [(choice, "hi")]
+
+
+def _calls(*fragments: dict[str, Any]) -> list[tuple[int, str | None, str | None, str]]:
+    chunks = [{"choices": [{"index": 0, "delta": {"tool_calls": [f]}}]} for f in fragments]
+    outcome = read_response(200, SSE, {"stream": True}, [_stream(chunks)])
+    return [
+        (c["index"], c["id"], c["function"]["name"], c["function"]["arguments"])
+        for c in outcome["choices"][0]["tool_calls"]
+    ]
+
+
+def test_a_new_id_at_an_index_in_use_starts_a_new_call() -> None:
+    assert _calls(
+        {"index": 0, "id": "a", "function": {"name": "f", "arguments": "{1"}},
+        {"index": 0, "function": {"arguments": "}"}},
+        {"index": 0, "id": "b", "function": {"name": "g", "arguments": "{2"}},
+        {"index": 0, "id": "b", "function": {"name": "g", "arguments": "}"}},
+        {"index": 0, "function": {"arguments": " "}},
+    ) == [(0, "a", "f", "{1}"), (1, "b", "g", "{2} ")]
+
+
+def test_the_same_id_empty_id_or_first_id_later_continue_the_call() -> None:
+    assert _calls(
+        {"index": 0, "function": {"name": "f", "arguments": ""}},
+        {"index": 0, "id": "a", "function": {"arguments": "{"}},
+        {"index": 0, "id": "", "function": {"name": "", "arguments": "}"}},
+        {"index": 0, "id": "a", "function": {"name": "f"}},
+    ) == [(0, "a", "f", "{}")]
+
+
+def test_a_call_without_an_index_never_joins_a_call_in_use() -> None:
+    assert _calls(
+        {"index": 1, "id": "a", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "b", "function": {"name": "g", "arguments": "{}"}},
+        {"index": -1, "id": "c", "function": {"name": "h", "arguments": "{}"}},
+    ) == [(1, "a", "f", "{}"), (2, "b", "g", "{}"), (3, "c", "h", "{}")]
+
+
+def test_a_call_that_never_gets_a_name_is_reported_with_none() -> None:
+    assert _calls({"index": 0, "function": {"arguments": "{}"}}) == [(0, None, None, "{}")]
+
+
+@pytest.mark.parametrize("event", ["error", "done", "message"])
+def test_done_ends_the_stream_whatever_the_event_type(event: str) -> None:
+    chunk = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
+    body = b"data: " + json.dumps(chunk).encode() + b"\n\nevent: " + event.encode()
+    body += b"\ndata: [DONE]\n\ndata: {not json\n\n"
+    outcome = read_response(200, SSE, {"stream": True}, [body])
+    assert (outcome["status"], outcome["error"], outcome["choices"][0]["content"]) == (
+        "complete",
+        None,
+        "hi",
+    )
+
+
+def test_an_empty_reasoning_content_gives_way_to_reasoning() -> None:
+    deltas = [
+        {"reasoning_content": "", "reasoning": "a"},
+        {"reasoning_content": "b", "reasoning": "b"},
+        {"reasoning_content": None, "reasoning": "c"},
+    ]
+    chunks = [{"choices": [{"index": 0, "delta": d}]} for d in deltas]
+    outcome = read_response(200, SSE, {"stream": True}, [_stream(chunks)])
+    assert outcome["choices"][0]["reasoning"] == "abc"

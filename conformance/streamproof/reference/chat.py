@@ -80,6 +80,9 @@ class StreamAccumulator:
         unnamed = self._id is None or self._model is None  # (kept in a local: it is read per chunk)
         for type_, data, _, _ in events:
             if type_ != "message":
+                if data in _DONE:  # semantics §4.1: [DONE] ends the stream whatever the type
+                    self._done = True
+                    return
                 if type_ == "error":
                     self._error_event(data)
                     return
@@ -108,8 +111,8 @@ class StreamAccumulator:
             for raw in choices if isinstance(choices, list) else ():
                 if isinstance(raw, dict):  # (anything else in the list is no choice)
                     index = raw.get("index")
-                    if not isinstance(index, int):
-                        index = 0  # semantics §6.1: no integer index, choice 0
+                    if type(index) is not int or index < 0:
+                        index = 0  # semantics §6.1: no index that is a whole number ≥ 0, choice 0
                     choice = known.get(index)
                     if choice is None:
                         choice = known[index] = Choice(index)
@@ -178,7 +181,7 @@ def _other_fields(choice: Choice, delta: dict[str, Any]) -> None:
     if isinstance(role, str) and role:
         choice.role = role
     reasoning = delta.get("reasoning_content")
-    if not isinstance(reasoning, str):
+    if not isinstance(reasoning, str) or not reasoning:  # semantics §6.6: "" is none
         reasoning = delta.get("reasoning")
     if isinstance(reasoning, str):
         choice.reasoning.append(reasoning)

@@ -55,6 +55,9 @@ class Choice:
     refusal: list[str] = field(default_factory=list)
     finish_reason: str | None = None
     tool_calls: dict[int, ToolCall] = field(default_factory=dict)
+    #: The call each index as sent continues (semantics §6.7): it differs
+    #: from the index only where a new id started a new call there.
+    open_calls: dict[int, ToolCall] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -115,21 +118,39 @@ def thinking_texts(thinking: Any) -> list[str]:
 
 
 def tool_call_delta(choice: Choice, raw: dict[str, Any]) -> None:
+    """Add one tool-call fragment to its call (semantics §6.7)."""
     index = raw.get("index")
-    if not isinstance(index, int) or isinstance(index, bool):
-        # A call without an index is a whole call in one delta (seen from
-        # some servers); it takes the next free slot.
-        index = len(choice.tool_calls)
-    call = choice.tool_calls.get(index)
-    if call is None:
-        call = choice.tool_calls[index] = ToolCall(index)
-    call.id = first_text(call.id, raw.get("id"))
+    new_id = raw.get("id")
+    if type(index) is not int or index < 0:
+        # A call without an index that is a whole number ≥ 0 is a whole call in
+        # one delta (seen from some servers): it takes the next free index.
+        call = _new_call(choice)
+    else:
+        open_call = choice.open_calls.get(index)
+        if open_call is None:
+            call = choice.open_calls[index] = _new_call(choice, index)
+        elif open_call.id and isinstance(new_id, str) and new_id and new_id != open_call.id:
+            # Another id at an index in use starts another call (servers reuse
+            # index 0 for each call); it takes the next free index.
+            call = choice.open_calls[index] = _new_call(choice)
+        else:
+            call = open_call
+    call.id = first_text(call.id, new_id)
     call.type = first_text(call.type, raw.get("type"))
     function = raw.get("function")
     if isinstance(function, dict):
         call.name = first_text(call.name, function.get("name"))
         if isinstance(function.get("arguments"), str):
             call.arguments.append(function["arguments"])
+
+
+def _new_call(choice: Choice, index: int | None = None) -> ToolCall:
+    """A call at ``index``, or at the index after every one in use."""
+    calls = choice.tool_calls
+    if index is None or index in calls:
+        index = max(calls) + 1 if calls else 0
+    call = calls[index] = ToolCall(index)
+    return call
 
 
 def loads_or_text(data: str) -> Any:
