@@ -196,7 +196,14 @@ def test_cli_finds_writes_only_under_out_and_says_so_in_one_line(tmp_path: Path)
     assert len(proc.stdout.splitlines()) == 1 and "disagreement" in proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["candidates"]
     (folder,) = (out / "cases" / "generic").iterdir()
-    assert json.loads((folder / "case.json").read_text())["id"] == f"generic/{folder.name}"
+    data = json.loads((folder / "case.json").read_text())
+    assert data["id"] == f"generic/{folder.name}"
+    # No server was seen sending a drawn response: no shape, the fuzzer's own
+    # reading, so at most may (docs/evidence.md).
+    assert data["evidence"]["shape"][0]["kind"] == "none"
+    assert (data["evidence"]["reading"]["basis"], data["severity"]) == ("project", "may")
+    case, problems = load_case(folder / "case.json", out)
+    assert problems == [] and case is not None
 
 
 def test_cli_reference_passes_and_usage_errors_exit_2(tmp_path: Path) -> None:

@@ -44,10 +44,11 @@ def to_case(
         "provider": case_id.split("/")[0],
         "model": response.model,
         "provenance": {"kind": "synthetic", "source": "streamproof fuzz", "observed": _today()},
+        "evidence": fuzz_evidence(SPEC[response.kind]),
         "request": wire.request,
         "response": {"status": wire.status, "headers": wire.headers, "body": wire.body_name},
         "requires": sorted(requires(response) & capabilities),
-        "severity": "should",
+        "severity": "may",  # no shape known (docs/evidence.md)
         "tags": sorted(response.quirks & set(QUIRKS)),
         "spec": SPEC[response.kind],
     }
@@ -56,6 +57,16 @@ def to_case(
     else:
         data["expected_any"] = alternatives
     return Case(case_id, Path("fuzz"), data, wire.body)
+
+
+def fuzz_evidence(spec: list[str]) -> dict[str, Any]:
+    """The evidence of a drawn response: no server was seen sending it, and its
+    expectation is the fuzzer's model of the semantics (docs/evidence.md)."""
+    sections = [ref for ref in spec if ref.startswith("semantics §")]
+    return {
+        "shape": [{"kind": "none", "note": "drawn by streamproof fuzz; no server seen sending it"}],
+        "reading": {"basis": "project", "section": ", ".join(sections) or "semantics §12"},
+    }
 
 
 def _today() -> str:
