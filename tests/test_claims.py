@@ -355,6 +355,7 @@ def test_diff_across_corpus_versions(tmp_path: Path) -> None:
     manifest["retired"] = {picked[1]: "1.1.0"}
     (corpus / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     (corpus / "VERSION").write_text("1.1.0\n")
+    (corpus / "FORMAT").write_text("2\n")
 
     globs = [a for case in picked for a in ("--case", case)]
     old, new = tmp_path / "old.json", tmp_path / "new.json"

@@ -48,6 +48,7 @@ def test_wheel_carries_the_data(unpacked_wheel: Path) -> None:
     data = unpacked_wheel / "streamproof" / "_data"
     for name in (
         "corpus/VERSION",
+        "corpus/FORMAT",
         "corpus/manifest.json",
         "corpus/.gitattributes",
         "corpus/LICENSE",

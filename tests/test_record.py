@@ -63,6 +63,7 @@ def review(stdin: str, monkeypatch: pytest.MonkeyPatch, *argv: str | Path) -> in
 def new_corpus(root: Path) -> Path:
     (root / "cases").mkdir(parents=True)
     (root / "VERSION").write_text("0.0.1\n")
+    (root / "FORMAT").write_text("2\n")
     return root
 
 

@@ -30,6 +30,7 @@ def _one_case_corpus(tmp_path: Path) -> Path:
     root = tmp_path / "corpus"
     shutil.copytree(data_path("corpus") / "cases" / CASE, root / "cases" / CASE)
     shutil.copy(data_path("corpus") / "VERSION", root / "VERSION")
+    shutil.copy(data_path("corpus") / "FORMAT", root / "FORMAT")
     return root
 
 

@@ -296,6 +296,7 @@ def test_recorded_delays_are_replayed_times_the_scale(tmp_path: Path, corpus: Co
     root = tmp_path / "corpus"
     shutil.copytree(source, root / "cases" / "generic" / source.name)
     (root / "VERSION").write_text(f"{corpus.version}\n", encoding="utf-8")
+    (root / "FORMAT").write_text("2\n", encoding="utf-8")
     chunks = root / "cases" / "generic" / source.name / "chunks.json"
     sizes = json.loads(chunks.read_text(encoding="utf-8"))["sizes"]
     delays_ms = [0] * (len(sizes) - 1) + [250]

@@ -198,6 +198,7 @@ def _corpus_with(tmp_path: Path, edit: dict[str, Any] | None, move_to: str | Non
     root = tmp_path / "corpus"
     (root / "cases").mkdir(parents=True)
     shutil.copyfile(CORPUS_DIR / "VERSION", root / "VERSION")
+    shutil.copyfile(CORPUS_DIR / "FORMAT", root / "FORMAT")
     source = CORPUS_DIR / "cases/wire/reset-mid-content"
     target_id = move_to or "wire/reset-mid-content"
     target = root / "cases" / target_id

@@ -20,6 +20,7 @@ def build_corpus(folder: Path, *, quirks: bool = False) -> Path:
     for case_id in (STREAM, CHUNKED):
         shutil.copytree(shipped / "cases" / case_id, root / "cases" / case_id)
     shutil.copy(shipped / "VERSION", root / "VERSION")
+    shutil.copy(shipped / "FORMAT", root / "FORMAT")
     if quirks:
         shutil.copy(shipped / "quirks.json", root / "quirks.json")
     write_manifest(root)

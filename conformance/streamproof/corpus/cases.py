@@ -230,7 +230,8 @@ def scan(root: Path, seen: Digests | None = None) -> tuple[str, list[Case], list
         return "", [], [f"{_shown(root / 'VERSION', root)}: missing"]
     except UnsafeFile as exc:
         return "", [], [str(exc)]
-    cases, problems = [], []
+    cases: list[Case] = []
+    problems = _format_problems(root, seen)
     for folder in sorted((root / "cases").glob("*/*")):
         if not folder.is_dir():
             continue
@@ -245,6 +246,27 @@ def scan(root: Path, seen: Digests | None = None) -> tuple[str, list[Case], list
     if not cases and not problems:
         problems.append(f"{_shown(root, root)}: the corpus has no cases")
     return version, cases, problems
+
+
+#: The corpus format this streamproof reads (corpus/README.md, "Corpus format").
+CORPUS_FORMAT = "2"
+
+
+def _format_problems(root: Path, seen: Digests | None) -> list[str]:
+    """One line when the corpus is not of the format this streamproof reads."""
+    shown = _shown(root / "FORMAT", root)
+    try:
+        found = read_text(root / "FORMAT", root, seen).strip()
+    except OSError:
+        return [
+            f"{shown}: missing; a corpus of format 1 (before corpus 2.0.0) has no evidence "
+            "in its cases: see corpus/README.md, 'Migrating from format 1'"
+        ]
+    except UnsafeFile as exc:
+        return [str(exc)]
+    if found != CORPUS_FORMAT:
+        return [f"{shown}: format {found[:20]!r} is not one this streamproof reads ({CORPUS_FORMAT})"]
+    return []
 
 
 def load_corpus(root: Path | None = None) -> Corpus:

@@ -16,6 +16,7 @@ from ..atomic import write_atomic
 from ..errors import CorpusError
 from ..resources import data_path
 from .cases import Case, file_digests, read_manifest, scan, tree_digest
+from .evidence import evidence_problems
 from .gate import UnsafeFile, read_text
 from .quirks import load_quirks, readme_with_tables
 
@@ -196,8 +197,10 @@ def check_corpus(root: Path) -> list[str]:
     version, cases, problems = scan(root)
     loaded = not problems
     sections = _semantics_sections()
+    parents = {case.id: case.data.get("evidence", {}) for case in cases}
     for case in cases:
         problems.extend(_lint_case(case, sections))
+        problems.extend(evidence_problems((case.dir / "case.json").as_posix(), case.data, parents))
     if cases:  # with no case loaded, every quirk table would look out of date
         problems.extend(_lint_quirks(root, cases))
     if cases and loaded:
