@@ -73,6 +73,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "choices:content_parts": ("6.3",),
     "choices:thinking_texts": ("6.6",),
     "choices:tool_call_delta": ("6.7",),
+    "choices:_new_call": ("6.7",),
     "choices:loads_or_text": ("8.2", "8.5"),
     "reader:body_kind": ("2.1", "2.2"),
     "reader:ResponseReader.__init__": ("2.1",),

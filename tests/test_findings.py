@@ -55,12 +55,13 @@ def test_findings_agree_with_the_baselines() -> None:
 def test_every_entry_is_a_known_kind_and_the_conventions_are_gone() -> None:
     document = json.loads((ROOT / "reports" / "findings.json").read_text(encoding="utf-8"))
     kinds = {entry["kind"] for entry in document["entries"]}
-    assert kinds <= {"defect", "deliberate", "adapter"}
+    assert kinds <= {"defect", "departure", "deliberate", "adapter"}
     ids = {entry["id"] for entry in document["entries"]}
     # Conventions of semantics §12.5, no longer failures (corpus 1.1.0).
     assert ids.isdisjoint({"OP-5", "OP-7", "N-1", "N-3", "V-2", "V-3", "LC-6", "LC-7"})
     text = (ROOT / "reports" / "FINDINGS.md").read_text(encoding="utf-8")
     assert "## Deliberate behaviour (not defects)" in text
+    assert "## Departures on unobserved or disputed shapes" in text
 
 
 def test_a_count_edited_by_hand_is_caught(copy: Path) -> None:
@@ -151,7 +152,8 @@ def test_an_http_failure_no_entry_explains_is_caught(copy: Path) -> None:
     entries = document["entries"]
     document["entries"] = [e for e in entries if "http/node-openai" not in e["adapters"]]
     path.write_text(json.dumps(document), encoding="utf-8")
-    found = findings.problems(document, findings.load_baselines(copy / "reports" / "baselines"))
+    baselines = findings.load_baselines(copy / "reports" / "baselines")
+    found = findings.problems(document, baselines, findings.severities())
     assert any(
         line.startswith("http/node-openai: wire/reset-after-finish-before-usage fails (crash")
         for line in found
@@ -168,3 +170,50 @@ def test_a_repro_over_http_names_the_adapter_and_http() -> None:
     assert plain.startswith("`streamproof run --adapter litellm --case 'wire/x [lines]' --no-html`")
     seeded = findings.repro("litellm", "c", [{**rows[0], "transport": "random"}], 7, "must")
     assert "--case 'c [random]' --seed 7 --no-html" in seeded
+
+
+def _entry(document: dict[str, Any], entry_id: str) -> dict[str, Any]:
+    return next(e for e in document["entries"] if e["id"] == entry_id)
+
+
+def test_a_defect_resting_on_may_cases_alone_is_caught() -> None:
+    """docs/evidence.md: a defect names a failing must or should case."""
+    document = json.loads((ROOT / "reports" / "findings.json").read_text(encoding="utf-8"))
+    severity = findings.severities()
+    departure = next(e for e in document["entries"] if e["kind"] == "departure")
+    departure["kind"] = "defect"
+    defect = next(
+        e
+        for e in document["entries"]
+        if e["kind"] == "defect" and any(severity[c] != "may" for c in e["cases"])
+    )
+    defect["kind"] = "departure"
+    found = findings.problems(
+        document, findings.load_baselines(ROOT / "reports/baselines"), severity
+    )
+    needs = "a defect needs a failing must or should case"
+    assert f"{departure['id']}: {needs}; its cases are all 'may' (make it a departure)" in found
+    assert any(
+        line.startswith(f"{defect['id']}: a departure names may cases only") for line in found
+    )
+
+
+def test_a_crash_counted_as_a_defect_needs_the_library_s_error_contract() -> None:
+    document = json.loads((ROOT / "reports" / "findings.json").read_text(encoding="utf-8"))
+    del document["error_contracts"]["openai-python"]
+    found = findings.problems(
+        document, findings.load_baselines(ROOT / "reports/baselines"), findings.severities()
+    )
+    assert any(
+        "crashes in openai-python, and error_contracts cites no documented error contract" in line
+        for line in found
+    ), found
+
+
+def test_every_defect_names_a_failing_must_or_should_case() -> None:
+    document = json.loads((ROOT / "reports" / "findings.json").read_text(encoding="utf-8"))
+    severity = findings.severities()
+    for entry in document["entries"]:
+        graded = [c for c in entry["cases"] if severity[c] in ("must", "should")]
+        if entry["kind"] in ("defect", "departure"):
+            assert bool(graded) == (entry["kind"] == "defect"), entry["id"]
