@@ -1,4 +1,4 @@
-"""The evidence rule (docs/evidence.md, CONTRACT §1): severity bounded by what backs a case.
+"""The evidence rule (docs/evidence.md): severity bounded by what backs a case.
 
 Each check of ``streamproof validate`` is planted in a copy of two shipped
 cases, and the whole shipped corpus is held to the rule.

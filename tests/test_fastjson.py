@@ -59,14 +59,14 @@ def test_a_large_event_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_integer_past_64_bits_stays_an_integer() -> None:
     body = (
         b'data: {"choices":[{"index":18446744073709551616,"delta":{"content":"x",'
-        b'"tool_calls":[{"index":-9300000000000000000,"function":{"arguments":"{}"}}]}}],'
+        b'"tool_calls":[{"index":9300000000000000000,"function":{"arguments":"{}"}}]}}],'
         b'"usage":{"total_tokens":123456789012345678901234567890}}\n\n'
         b'data: {"error":{"message":"m","code":99999999999999999999}}\n\n'
     )
     out = outcome(body)
     assert out["usage"]["total_tokens"] == 123456789012345678901234567890
     assert out["choices"][0]["index"] == 18446744073709551616
-    assert out["choices"][0]["tool_calls"][0]["index"] == -9300000000000000000
+    assert out["choices"][0]["tool_calls"][0]["index"] == 9300000000000000000
     assert out["error"]["code"] == 99999999999999999999
 
 

@@ -167,6 +167,10 @@ def leaky_corpus(tmp_path: Path) -> Iterator[Corpus]:
         "title": "a stream that leaks secrets",
         "provider": "leaky",
         "provenance": {"kind": "synthetic", "source": "this test", "observed": "2026-01"},
+        "evidence": {
+            "shape": [{"kind": "none", "note": "written for this test"}],
+            "reading": {"basis": "project", "section": "semantics §12"},
+        },
         "request": {"model": "m", "messages": [], "stream": True},
         "response": {"status": 200, "headers": LEAKY_HEADERS, "body": "response.sse"},
         "requires": ["content"],

@@ -228,7 +228,7 @@ def test_the_manifest_covers_exactly_the_loaded_files(root: Path) -> None:
         for case in load_corpus(root).cases
         for name in os.listdir(case.dir)
     }
-    assert set(manifest["files"]) == loaded | {"VERSION"}
+    assert set(manifest["files"]) == loaded | {"VERSION", "FORMAT"}
 
 
 # -- random bytes, in-process ------------------------------------------------

@@ -141,7 +141,9 @@ def _record(args: argparse.Namespace) -> int:
     when = datetime.now(timezone.utc)
     got = capture(url, request, api_key=key, timeout=args.timeout)
     got = _cleaned(got, [key] if key else [])
-    data = case_document(f"{provider}/{out.name}", args.scenario, request, got, _host(url), when)
+    data = case_document(
+        f"{provider}/{out.name}", args.scenario, request, got, _host(url), when, url=url
+    )
     _write(out, data, got)
     reads = f"{len(got.body)} bytes in {len(got.sizes)} reads"
     print(f"recorded {data['id']}: HTTP {got.status}, {reads}, into {out}")
@@ -226,8 +228,14 @@ def case_document(
     got: Capture,
     endpoint: str,
     recorded_at: datetime,
+    *,
+    url: str | None = None,
 ) -> dict[str, Any]:
-    """The case.json of a recording: the reference parser's reading, awaiting review."""
+    """The case.json of a recording: the reference parser's reading, awaiting review.
+
+    Its evidence is the capture itself (docs/evidence.md), named by the URL it
+    was captured from; the reading is the lossless one the review confirms.
+    """
     headers = dict(got.headers)
     reads = split(got.body, list(accumulate(got.sizes)))
     outcome = read_response(got.status, headers, request, reads)
@@ -254,6 +262,16 @@ def case_document(
             "observed": stamp[:10],
             "recorded_at": stamp,
             "endpoint": endpoint,
+        },
+        "evidence": {
+            "shape": [
+                {
+                    "kind": "capture",
+                    "url": url or f"https://{endpoint}/",
+                    "note": f"these bytes, captured by streamproof record on {stamp}",
+                }
+            ],
+            "reading": {"basis": "lossless", "section": "semantics §12"},
         },
         "request": request,
         "response": {"status": got.status, "headers": headers, "body": name},
