@@ -122,9 +122,24 @@ def test_async_parse_is_awaited(run) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_missing_capability_is_a_skip_never_a_fail(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("content_only", "generic/usage-in-finish-chunk")
+    result = run("content_only", "generic/http-429-json")  # an HTTP error, no http_error
     assert result.verdict is Verdict.SKIP
-    assert "usage" in result.message
+    assert result.message == "adapter lacks http_error"
+    assert result.groups is None and "status" in result.not_exposed
+
+
+def test_a_case_is_judged_on_the_groups_the_adapter_exposes(run) -> None:  # type: ignore[no-untyped-def]
+    """docs/semantics.md §12.6: content_only is judged on the content and the status of a
+    case that also states a finish reason; that one is listed as not judged."""
+    result = run("content_only", "generic/text-split-per-token")
+    assert result.verdict is Verdict.PASS
+    assert result.groups == {"status": "pass", "content": "pass"}
+    assert result.not_exposed == ("finish_reason",)
+    # A case that states nothing it exposes but the status of a complete answer is
+    # judged on that status: a false alarm or a crash would be wrong.
+    result = run("content_only", "generic/usage-in-finish-chunk")
+    assert result.groups == {"status": "pass"}
+    assert set(result.not_exposed) == {"finish_reason", "usage"}
 
 
 @pytest.mark.parametrize(

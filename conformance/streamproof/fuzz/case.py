@@ -15,7 +15,8 @@ from typing import Any
 
 from ..corpus.cases import Case
 from ..harness.loader import CAPABILITIES
-from .model import STRUCTURAL, Response, claimed, outcomes, requires
+from ..harness.projection import plan_groups
+from .model import Response, claimed, outcomes, requires
 from .render import QUIRKS, Wire, render
 
 __all__ = ["event_count", "judgeable", "to_case", "write_candidate"]
@@ -28,8 +29,10 @@ SPEC = {
 
 
 def judgeable(response: Response, capabilities: frozenset[str]) -> bool:
-    """Whether an adapter with ``capabilities`` can be judged on ``response`` (no skip)."""
-    return not (requires(response) & STRUCTURAL) - capabilities
+    """Whether an adapter with ``capabilities`` is judged on anything of ``response``:
+    the rules of a run (docs/semantics.md §12.6), preconditions included."""
+    plan = plan_groups(to_case(response, capabilities), capabilities)
+    return not plan.gap and bool(plan.exposed)
 
 
 def to_case(

@@ -276,12 +276,6 @@ def requires(response: Response) -> set[str]:
     return found
 
 
-#: Capabilities that change what a response is; an adapter without one cannot be judged on it.
-STRUCTURAL = frozenset(
-    {"multiple_choices", "stream_error", "http_error", "truncation", "non_streaming"}
-)
-
-
 def claimed(outcome: dict[str, Any], capabilities: frozenset[str]) -> dict[str, Any]:
     """``outcome`` without the fields the adapter does not claim (they are not compared)."""
     kept = dict(outcome)

@@ -107,7 +107,7 @@ class Fuzzer:
             return Result(case, "fuzz", verdict, message=reply.message, seconds=seconds)
         if reply.kind == "invalid":
             return Result(case, "fuzz", Verdict.FAIL, message=reply.message, seconds=seconds)
-        return judge(case, "fuzz", reply.outcome, seconds, ends)
+        return judge(case, "fuzz", reply.outcome, seconds, ends, capabilities=self.capabilities)
 
     def reads(self, response: Response, transport: str, seed: int) -> list[int]:
         body = to_case(response, self.capabilities).body

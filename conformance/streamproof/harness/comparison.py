@@ -20,7 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MISSING", "Divergence", "best_alternative", "compare", "render"]
+__all__ = [
+    "MISSING",
+    "Divergence",
+    "best_alternative",
+    "compare",
+    "finish_error_tolerated",
+    "render",
+]
 
 # Text fields where null, a missing key and "" mean the same (semantics §12.3).
 _TEXT_FIELDS = frozenset({"content", "reasoning", "refusal"})
@@ -91,7 +98,7 @@ def compare(expected: Any, actual: Any, path: str = "") -> list[Divergence]:
     The conventions of semantics §12.5 apply; a divergence they forgive is
     not reported.
     """
-    if not path and _finish_error_tolerated(expected, actual):
+    if not path and finish_error_tolerated(expected, actual):
         # §12.5.4: the error was signalled only by finish_reason "error", and
         # the outcome reports that finish reason; "complete" is accepted.
         expected = {**expected, "status": "complete"}
@@ -142,7 +149,7 @@ def _convention_accepts(path: str, key: str, got: Any) -> bool:
     return False
 
 
-def _finish_error_tolerated(expected: Any, actual: Any) -> bool:
+def finish_error_tolerated(expected: Any, actual: Any) -> bool:
     """§12.5.4: does the expectation signal its error only by finish_reason
     "error", and does ``actual`` report it as a complete answer with that
     finish reason on every choice the expectation says errored?

@@ -18,17 +18,27 @@ from typing import Any
 
 from ..corpus.cases import Case
 from ..corpus.checked import outcome_text, schema_problem
-from .comparison import best_alternative
-from .expectations import Expectation, Expectations, merged_seeds
+from .expectations import Expectation, Expectations, by_group, merged_groups, merged_seeds
 from .incremental import check_deltas, covers
 from .loader import AdapterError
 from .messages import run_message
+from .projection import CAPABILITIES, GroupPlan, judge_groups, plan_groups
 from .protocol import AdapterProcess
 from .trace import TraceFile
 from .transports import boundaries, seed_words
 from .verdicts import Result, Verdict
 
-__all__ = ["Engine", "Result", "Verdict", "default_timeout", "judge", "plan", "run_all", "select"]
+__all__ = [
+    "Engine",
+    "Result",
+    "Verdict",
+    "default_timeout",
+    "judge",
+    "plan",
+    "run_all",
+    "select",
+    "skip_result",
+]
 
 
 def transports_for(case: Case, wanted: Iterable[str]) -> list[str]:
@@ -92,6 +102,7 @@ class Engine:
                 self._close_trace()
                 raise
         self.process = process
+        self._plans: dict[tuple[str, str], GroupPlan] = {}
         if http is not None and not self.process.supports_call:
             self.close()
             raise AdapterError(
@@ -154,18 +165,15 @@ class Engine:
                 f"{seed_words(passing)}: it fails under some seeds only, record them "
                 "(run --seeds … --write-expect)",
             )
-        return replace(found, seeds=seeds, seconds=seconds)
+        return replace(
+            found, seeds=seeds, seconds=seconds, groups=merged_groups(r for _, r in runs)
+        )
 
     def _run(self, case: Case, transport: str, seed: int) -> Result:
-        if case.fault is not None and self.http is None:  # semantics §5.4: wire/ cases
-            what = f"fault {case.fault['kind']} after byte {case.fault['after_byte']}"
-            reason = f"{what} exists only on a real connection; run --http scores it"
-            return Result(case, transport, Verdict.SKIP, message=reason)
-        missing = case.requires - self.capabilities
-        if missing:
-            return Result(
-                case, transport, Verdict.SKIP, message=f"adapter lacks {', '.join(sorted(missing))}"
-            )
+        plan = self._plan(case)
+        skipped = skip_result(plan, transport)
+        if skipped is not None:
+            return skipped
         ends = boundaries(case.body, transport, seed=seed, case_dir=case.dir)
         if self.http is not None:
             message = {
@@ -189,6 +197,7 @@ class Engine:
         seconds = time.perf_counter() - started
         verdict = _VERDICTS.get(reply.kind)
         if verdict is not None:
+            groups, _, _ = judge_groups(plan, None)  # wrong for every group it would judge
             return Result(
                 case,
                 transport,
@@ -197,6 +206,8 @@ class Engine:
                 seconds=seconds,
                 output=reply.output,
                 traceback=reply.traceback,
+                groups=groups,
+                not_exposed=tuple(sorted(plan.not_exposed)),
             )
         # Incremental delivery is checked in-process only (semantics §11): over a
         # socket nobody knows how many bytes the client had read.
@@ -207,8 +218,24 @@ class Engine:
             seconds,
             None if self.http else ends,
             claims_incremental="incremental" in self.capabilities,
+            plan=plan,
         )
         return replace(result, output=reply.output) if reply.output else result
+
+    def _plan(self, case: Case) -> GroupPlan:
+        """The groups this adapter is judged on for ``case`` (kept per case)."""
+        key = (case.id, case.expected_sha256)
+        found = self._plans.get(key)
+        if found is None:
+            streamed = self.http is None and covers(case.status, case.headers, case.request)
+            found = plan_groups(
+                case,
+                self.capabilities,
+                in_process=self.http is None,
+                checks_deltas=streamed,
+            )
+            self._plans[key] = found
+        return found
 
     def _expect(self, result: Result, seed: int) -> Result:
         entry = self.expectations and self.expectations.find(result.case.id, result.transport)
@@ -241,12 +268,38 @@ def _expect_by_seed(result: Result, entry: Expectation, seed: int) -> Result:
 
 
 def _known(result: Result, entry: Expectation) -> Result:
-    """``result``, a failure, as the known failure ``entry`` (``xfail``)."""
+    """``result``, a failure, as the known failure ``entry`` (``xfail``), unless its
+    groups tell otherwise (``_by_group``)."""
+    judged = by_group(result, entry)
+    if judged is not None:
+        return judged
     note = f"known failure: {entry.reason}" + (f" ({entry.issue})" if entry.issue else "")
     detail = result.first_divergence
     return replace(
         result, verdict=Verdict.XFAIL, message=f"{note}; {result.verdict.value}: {detail}"
     )
+
+
+def skip_result(plan: GroupPlan, transport: str) -> Result | None:
+    """The skip of a run whose case the adapter is judged on nothing of (semantics §12.6)."""
+    case = plan.case
+    if plan.gap == "real-connection":  # semantics §5.4: wire/ cases
+        assert case.fault is not None
+        what = f"fault {case.fault['kind']} after byte {case.fault['after_byte']}"
+        reason = f"{what} exists only on a real connection; run --http scores it"
+        return Result(
+            case, transport, Verdict.SKIP, message=reason, not_exposed=tuple(sorted(plan.stated))
+        )
+    if plan.gap or not plan.exposed:
+        lacking = ", ".join(plan.lacking) or "every capability its expectation needs"
+        return Result(
+            case,
+            transport,
+            Verdict.SKIP,
+            message=f"adapter lacks {lacking}",
+            not_exposed=tuple(sorted(plan.stated)),
+        )
+    return None
 
 
 def judge(
@@ -257,13 +310,22 @@ def judge(
     ends: list[int] | None = None,
     *,
     claims_incremental: bool = False,
+    capabilities: frozenset[str] = CAPABILITIES,
+    plan: GroupPlan | None = None,
 ) -> Result:
-    """Compare what the adapter returned with the case's expectation.
+    """Compare what the adapter returned with the case's expectation, group by group.
 
-    The deltas are checked (semantics §11) on a case that requires
-    ``incremental``, and on every streamed case when the adapter claims it
-    and reports deltas; ``Result.incremental`` says the check ran.
+    Each field group the case states and the adapter exposes is compared on its
+    own (``harness.projection``, semantics §12.6); the run fails when any does. The
+    deltas are checked (semantics §11) on a case that states them, and on every
+    streamed case when the adapter claims ``incremental`` and reports deltas;
+    ``Result.incremental`` says the check ran.
     """
+    if plan is None:
+        streamed = ends is not None and covers(case.status, case.headers, case.request)
+        caps = capabilities - {"incremental"} | ({"incremental"} if claims_incremental else set())
+        plan = plan_groups(case, caps, in_process=ends is not None, checks_deltas=streamed)
+    not_exposed = tuple(sorted(plan.not_exposed))
     if not isinstance(outcome, dict):
         return Result(
             case,
@@ -271,6 +333,8 @@ def judge(
             Verdict.FAIL,
             seconds=seconds,
             message=f"adapter returned {type(outcome).__name__}, not an outcome object",
+            groups=judge_groups(plan, None)[0],
+            not_exposed=not_exposed,
         )
     problem = schema_problem("outcome", outcome, outcome_text(outcome))
     if problem:
@@ -281,33 +345,44 @@ def judge(
             seconds=seconds,
             outcome=outcome,
             message=f"outcome does not match the outcome schema: {problem}",
+            groups=judge_groups(plan, None)[0],
+            not_exposed=not_exposed,
         )
-    mismatches = best_alternative(case.alternatives, outcome)
-    if mismatches:
-        return Result(case, transport, Verdict.FAIL, mismatches, seconds=seconds, outcome=outcome)
-    checked = ends is not None and (
-        "incremental" in case.requires
-        or (
-            claims_incremental
-            and "deltas" in outcome
-            and covers(case.status, case.headers, case.request)
-        )
+    checked = (
+        ends is not None and plan.checks_deltas and ("deltas" in plan.stated or "deltas" in outcome)
     )
-    if checked:
-        assert ends is not None
+    late = None
+    if checked and ends is not None:
         late = check_deltas(case.body, ends, outcome.get("deltas"), outcome)
-        if late:
-            return Result(
-                case,
-                transport,
-                Verdict.FAIL,
-                seconds=seconds,
-                outcome=outcome,
-                message=f"incremental: {late}",
-                incremental=True,
-            )
+    groups, mismatches, _ = judge_groups(
+        plan, outcome, deltas_checked=checked, deltas_problem=late or None
+    )
+    failed = any(v == "fail" for v in groups.values())
+    if not failed:
+        return Result(
+            case,
+            transport,
+            Verdict.PASS,
+            seconds=seconds,
+            outcome=outcome,
+            incremental=checked,
+            groups=groups,
+            not_exposed=not_exposed,
+        )
+    # The incremental check's finding is a message, as it always was; the
+    # divergences are those of the other groups.
+    shown = [m for m in mismatches if not (late and m.path == "deltas")]
     return Result(
-        case, transport, Verdict.PASS, seconds=seconds, outcome=outcome, incremental=checked
+        case,
+        transport,
+        Verdict.FAIL,
+        shown,
+        message=f"incremental: {late}" if late and not shown else "",
+        seconds=seconds,
+        outcome=outcome,
+        incremental=checked,
+        groups=groups,
+        not_exposed=not_exposed,
     )
 
 

@@ -15,18 +15,34 @@ entry is judged seed by seed, so no run flaps and no regression hides:
 - under any other seed, a failure is ``xfail`` and a pass passes;
 - a run over several seeds in which the case fails under every one of them
   fails, unless each of those seeds is listed as failing.
+
+An entry may name the field groups that fail (``groups``, docs/semantics.md
+§12.6): then a failure in a group it does not list fails the run (a new
+regression in a case that already failed on another group), and a listed
+group that now passes is ``xpass``. An entry without ``groups`` keeps the
+older meaning (any failure of the case is the known one); a file with such
+entries is named in one warning line.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..corpus.cases import CorpusError
 from ..corpus.schemas import schema_errors
+from .verdicts import Result, Verdict
 
-__all__ = ["Expectation", "Expectations", "load_expectations", "merged_seeds"]
+__all__ = [
+    "Expectation",
+    "Expectations",
+    "by_group",
+    "load_expectations",
+    "merged_groups",
+    "merged_seeds",
+]
 
 
 @dataclass(frozen=True)
@@ -38,6 +54,8 @@ class Expectation:
     #: ``None``: the case fails under every seed; else the seeds it failed under
     failing_seeds: frozenset[int] | None = None
     passing_seeds: frozenset[int] = frozenset()
+    #: The groups known to fail; ``None``: any failure of the case (an older file)
+    groups: frozenset[str] | None = None
 
     def expected_to_fail(self, seed: int) -> bool:
         """Whether a failure under ``seed`` is this known failure (else it fails the run)."""
@@ -58,6 +76,17 @@ class Expectations:
     def __init__(self, entries: list[Expectation]) -> None:
         self.entries = entries
         self._by_key = {(e.case, e.transport): e for e in entries}
+
+    def warning(self, path: Path) -> str | None:
+        """One line about entries that name no groups, or ``None``."""
+        bare = sum(1 for e in self.entries if e.groups is None)
+        if not bare:
+            return None
+        return (
+            f"streamproof: warning: {path}: {bare} of {len(self.entries)} known failures name no "
+            "field groups, so any failure of those cases counts as known; run --write-expect "
+            "again to record them"
+        )
 
     def find(self, case_id: str, transport: str) -> Expectation | None:
         return self._by_key.get((case_id, transport)) or self._by_key.get((case_id, "all"))
@@ -82,6 +111,7 @@ def load_expectations(path: Path, known_ids: set[str]) -> Expectations:
             raw.get("issue"),
             None if failing is None else frozenset(failing),
             frozenset(raw.get("passing_seeds", ())),
+            frozenset(raw["groups"]) if "groups" in raw else None,
         )
         key = (entry.case, entry.transport)
         both = entry.passing_seeds & (entry.failing_seeds or frozenset())
@@ -117,3 +147,39 @@ def merged_seeds(
         "failing": sorted(known_failing | set(failing)),
         "passing": sorted(known_passing | set(passing)),
     }
+
+
+def merged_groups(results: Iterable[Result]) -> dict[str, str] | None:
+    """The groups of a run over several seeds: a group fails when it failed under any."""
+    merged: dict[str, str] = {}
+    for result in results:
+        for group, verdict in (result.groups or {}).items():
+            if merged.get(group) != "fail":
+                merged[group] = verdict
+    return merged or None
+
+
+def by_group(result: Result, entry: Expectation) -> Result | None:
+    """A failure judged against the groups its entry lists: a group not listed that
+    fails is a regression, a listed one that passes is ``xpass``; ``None`` when the
+    failure is exactly the known one (or the entry names no groups)."""
+    if entry.groups is None or result.groups is None:
+        return None
+    failing = {g for g, v in result.groups.items() if v == "fail"}
+    new = sorted(failing - entry.groups)
+    if new:
+        note = (
+            f"{', '.join(new)} now fail{'s' * (len(new) == 1)} too "
+            f"(known failure lists {', '.join(sorted(entry.groups))}): "
+            f"{result.verdict.value}: {result.first_divergence}"
+        )
+        return replace(result, message=note)
+    fixed = sorted(g for g in entry.groups if result.groups.get(g) == "pass")
+    # Under random, a group may pass under one seed and fail under another.
+    if fixed and entry.failing_seeds is None and result.transport != "random":
+        note = (
+            f"listed as a known failure of {', '.join(sorted(entry.groups))} ({entry.reason}), "
+            f"but {', '.join(fixed)} pass{'es' * (len(fixed) == 1)}: update the entry"
+        )
+        return replace(result, verdict=Verdict.XPASS, message=note)
+    return None

@@ -77,6 +77,11 @@ class Result:
     output: str = ""  # what the adapter printed during this case (its last 64 KiB)
     incremental: bool = False  # the deltas were checked (semantics §11)
     traceback: str = ""  # for a crash the adapter reported: where it raised (adapter frames)
+    #: Each field group compared (semantics §12.6): ``{"content": "pass", "usage": "fail"}``.
+    groups: dict[str, str] | None = None
+    #: The groups the case states that were not judged: not exposed, or left out
+    #: by a precondition.
+    not_exposed: tuple[str, ...] = ()
 
     @property
     def first_divergence(self) -> str:
@@ -99,6 +104,8 @@ class Result:
             output=data.get("output", ""),
             traceback=data.get("traceback", ""),
             incremental=data.get("incremental", False),
+            groups=data.get("groups"),
+            not_exposed=tuple(data.get("not_exposed", ())),
         )
 
     def without_outcome(self) -> Result:
@@ -125,4 +132,7 @@ class Result:
             data["traceback"] = self.traceback
         if self.incremental:
             data["incremental"] = True
+        if self.groups is not None:
+            data["groups"] = self.groups
+        data["not_exposed"] = list(self.not_exposed)
         return data
