@@ -162,13 +162,17 @@ def test_verify_catches_an_edited_expectation_digest(reference_run: Path, tmp_pa
 
 def test_verify_catches_severity_skip_and_schema_edits(reference_run: Path, tmp_path: Path) -> None:
     document = load(reference_run)
-    document["results"][0]["severity"] = "may"  # a must case passed off as a may one
-    document["results"][1]["verdict"] = "skip"  # and a skip the capabilities do not explain
+    rows = document["results"]
+    first_must = next(r for r in rows if r["severity"] == "must")
+    first_must["severity"] = "may"  # a must case passed off as a may one
+    rows[1]["verdict"] = "skip"  # and a skip the capabilities do not explain
     document["summary"].update(passed=364, skipped=2)
-    document["results"][2]["verdict"] = "skip"
+    rows[2]["verdict"] = "skip"
     problems = verify(dump(document, tmp_path / "edited.json"))
     assert any("severity 'may', the case says 'must'" in p for p in problems), problems
-    assert sum("skip, yet the adapter declares" in p for p in problems) == 2, problems
+    assert (
+        sum("skip, yet the adapter exposes groups the case states" in p for p in problems) == 2
+    ), problems
     del document["summary"]
     problems = verify(dump(document, tmp_path / "schema.json"))
     assert problems and all("schema:" in p for p in problems), problems
@@ -210,7 +214,7 @@ def test_badge_of_a_verified_run(reference_run: Path, tmp_path: Path) -> None:
     assert load(badge) == {
         "schemaVersion": 1,
         "label": f"streamproof corpus {corpus.version}",
-        "message": f"must {must}/{must}",
+        "message": f"must {must}/{must} cases",
         "color": "green",
     }
 
@@ -227,7 +231,7 @@ def test_badge_counts_failures_skips_and_cases_not_run(passing_pair: tuple[Path,
     }
     badge = badge_document(document, corpus)
     unrun = len(must) - len(ran)
-    assert badge["message"] == f"must {len(passed)}/{len(must)} ({unrun} not run)"
+    assert badge["message"] == f"must {len(passed)}/{len(must)} cases ({unrun} not run)"
     assert badge["color"] == "red"
     for row in document["results"]:  # as if the adapter lacked what the failures need
         if row["case"] not in passed:
@@ -236,7 +240,7 @@ def test_badge_counts_failures_skips_and_cases_not_run(passing_pair: tuple[Path,
     skipped = len(ran) - len(passed)
     share = len(passed) * 100 // len(must)  # the scored share, rounded down
     assert badge["message"] == (
-        f"must {len(passed)}/{len(passed) + unrun}, {share}% scored "
+        f"must {len(passed)}/{len(passed) + unrun} cases, {share}% scored "
         f"({unrun} not run, {skipped} skipped)"
     )
 
@@ -431,10 +435,14 @@ def test_write_expect_lists_todays_failures(
     assert (broken, "bytes") in entries and (hanging, "whole") in entries
     assert (broken, "all") not in entries and (hanging, "all") not in entries
     assert {case for case, t in entries if t == "all"} == failing - {broken, hanging}
+    # The reason names the failing groups and the divergence; the groups are listed.
     assert entries[(broken, "bytes")]["reason"] == (
-        "TODO: why (first divergence: status: want 'complete', got 'truncated')"
+        "status fails: status: want 'complete', got 'truncated'"
     )
-    assert entries[(hanging, "whole")]["reason"].startswith("TODO: why (first divergence: timeout:")
+    assert entries[(broken, "bytes")]["groups"] == ["status"]
+    hung = entries[(hanging, "whole")]
+    assert "timeout: " in hung["reason"] and "status" in hung["groups"]  # wrong on every group
+    assert all(e["groups"] for e in written["expectations"])
     assert all("issue" not in e for e in written["expectations"])
     corpus_ids = {c.id for c in load_corpus().cases}
     loaded = load_expectations(path, corpus_ids)
@@ -470,3 +478,32 @@ def test_write_expect_round_trips_through_run(tmp_path: Path) -> None:
 def test_expectations_document_of_no_failures(reference_run: Path) -> None:
     document = expectations_document(load(reference_run))
     assert document["expectations"] == [] and schema_errors("expectations", document) is None
+
+
+def _baseline(rows: list[dict[str, object]]) -> dict[str, object]:
+    corpus = load_corpus()
+    return {
+        "adapter": {"name": "a", "version": "1"},
+        "corpus": {"version": corpus.version, "sha256": corpus.sha256},
+        "transports": ["whole"],
+        "seed": 1,
+        "summary": {},
+        "results": rows,
+    }
+
+
+def test_diff_counts_a_group_that_starts_failing_as_a_regression() -> None:
+    """A run already failing on its usage that now fails on its content too regressed."""
+    case = "generic/usage-in-finish-chunk"
+    old = _baseline(
+        [{"case": case, "transport": "whole", "verdict": "fail", "groups": {"usage": "fail"}}]
+    )
+    groups = {"usage": "fail", "content": "fail"}
+    new = _baseline([{"case": case, "transport": "whole", "verdict": "fail", "groups": groups}])
+    found = diff(run_record(old), run_record(new))
+    assert [str(c) for c in found.regressions] == [
+        f"{case} [whole] fail → fail: content now fails too:"
+    ]
+    assert found.has_regression
+    # The same failing groups: nothing changed.
+    assert not diff(run_record(new), run_record(new)).regressions

@@ -369,8 +369,12 @@ def test_baseline_is_the_same_bytes_when_nothing_changed(tmp_path: Path) -> None
         "expected_sha256",
         "results",
     }
+    row_keys = {"case", "transport", "verdict", "first_divergence", "groups", "not_exposed"}
+    assert all(set(r) <= row_keys for r in document["results"])
+    # The groups a run compared, with their verdicts, so diff sees one start failing.
+    assert all(r["groups"] for r in document["results"] if r["verdict"] != "skip")
     assert all(
-        set(r) <= {"case", "transport", "verdict", "first_divergence"} for r in document["results"]
+        "fail" in r["groups"].values() for r in document["results"] if r["verdict"] == "fail"
     )
     assert any(r["verdict"] == "fail" and r["first_divergence"] for r in document["results"])
 

@@ -10,6 +10,7 @@ from commands import dump, load, streamproof
 
 from streamproof.corpus import load_corpus
 from streamproof.corpus.schemas import schema_errors
+from streamproof.harness.projection import plan_groups
 from streamproof.reporting.coverage import coverage, coverage_line, nothing_scored
 from streamproof.reporting.verify import badge_document, verify
 
@@ -85,7 +86,9 @@ def test_nothing_scored_says_why() -> None:
 
 @pytest.fixture(scope="module")
 def skipping_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """text_only over generic/* (whole, lines): everything it runs passes, many skips."""
+    """text_only over generic/* (whole, lines): everything it runs passes; the HTTP error
+    cases and the JSON answers to non-stream requests skip (it lacks http_error and
+    non_streaming), and the rest are judged on the content and finish reason they state."""
     folder = tmp_path_factory.mktemp("skips")
     out = folder / "results.json"
     proc = streamproof(
@@ -118,12 +121,20 @@ def test_results_json_carries_the_coverage_figures(skipping_run: tuple[Path, str
         assert figures["scored"] == figures["runs"] - figures["skipped"]
         assert figures["passed"] == sum(r["verdict"] == "pass" for r in mine)
     must = summary["by_severity"]["must"]
-    assert must["skipped"] > must["scored"] > 0 and must["passed"] == must["scored"]
+    assert must["scored"] > must["skipped"] > 0 and must["passed"] == must["scored"]
     lacking = summary["skipped_lacking"]
     assert "content" not in lacking and "finish_reason" not in lacking
     corpus = {c.id: c for c in load_corpus().cases}
-    usage = sum(1 for r in rows if r["verdict"] == "skip" and "usage" in corpus[r["case"]].requires)
-    assert lacking["usage"] == usage > 0
+    http = sum(1 for r in rows if r["verdict"] == "skip" and corpus[r["case"]].status >= 400)
+    assert lacking["http_error"] == http > 0
+    # A case that states neither content nor a finish reason (only usage, say) skips too.
+    for row in rows:
+        case = corpus[row["case"]]
+        plan = plan_groups(case, {"content", "finish_reason"})
+        assert (row["verdict"] == "skip") == (bool(plan.gap) or not plan.exposed), row["case"]
+    groups = summary["groups"]
+    assert groups["finish_reason"]["compared"] > 0 and groups["usage"]["compared"] == 0
+    assert groups["usage"]["stated"] > 0  # stated, not exposed: said, never hidden
     assert verify(skipping_run[0]) == []
 
 
@@ -154,7 +165,7 @@ def test_verify_rejects_edited_coverage_figures(
     document["summary"]["by_severity"]["must"]["skipped"] -= 5
     document["summary"]["by_severity"]["must"]["scored"] += 5
     document["summary"]["skipped_lacking"]["http_error"] = 0
-    del document["summary"]["by_severity"]["should"]["skipped_lacking"]["usage"]
+    del document["summary"]["by_severity"]["should"]["skipped_lacking"]["http_error"]
     problems = verify(dump(document, tmp_path / "edited.json"))
     real = load(skipping_run[0])["summary"]
     assert sorted(p.split(": ", 1)[1] for p in problems) == sorted(
@@ -165,8 +176,9 @@ def test_verify_rejects_edited_coverage_figures(
             f"summary.by_severity.must.skipped: the file says "
             f"{real['by_severity']['must']['skipped'] - 5}, its results add up to "
             f"{real['by_severity']['must']['skipped']}",
-            f"summary.by_severity.should.skipped_lacking.usage: the file says nothing, "
-            f"its results add up to {real['by_severity']['should']['skipped_lacking']['usage']}",
+            f"summary.by_severity.should.skipped_lacking.http_error: the file says nothing, "
+            f"its results add up to "
+            f"{real['by_severity']['should']['skipped_lacking']['http_error']}",
             f"summary.skipped_lacking.http_error: the file says 0, its results add up to "
             f"{real['skipped_lacking']['http_error']}",
         ]
@@ -193,15 +205,22 @@ def test_badge_of_a_run_with_skipped_must_cases_shows_the_scored_share(tmp_path:
     proc = streamproof("run", "--adapter", TEXT_ONLY, "--transport", "whole", "--json", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     must = [c for c in corpus.cases if c.runnable and c.severity == "must"]
-    scored = [c for c in must if c.requires <= {"content", "finish_reason"}]
+    caps = {"content", "finish_reason"}
+    plans = [plan_groups(c, caps) for c in must]
+    scored = [p for p in plans if not p.gap and p.exposed]
     assert 0 < len(scored) < len(must)
     badge = tmp_path / "badge.json"
     proc = streamproof("verify", out, "--badge", badge)
     assert proc.returncode == 0, proc.stderr
     share = len(scored) * 100 // len(must)
     skipped = len(must) - len(scored)
+    compared = sum(len(p.exposed) for p in scored)
+    stated = sum(len(p.stated) for p in plans)
+    fields = compared * 100 // stated
+    assert 0 < fields < 100
     assert load(badge)["message"] == (
-        f"must {len(scored)}/{len(scored)}, {share}% scored ({skipped} skipped)"
+        f"must {len(scored)}/{len(scored)} cases, {share}% scored ({skipped} skipped), "
+        f"{fields}% of fields compared"
     )
     assert load(badge)["color"] == "yellow"  # every scored case passed, yet not a full pass
 
@@ -213,17 +232,19 @@ def test_badge_share_rounds_down_and_never_reads_full() -> None:
         {"case": c.id, "transport": "whole", "severity": "must", "verdict": "pass"} for c in must
     ]
     document = {"corpus": {"version": corpus.version}, "results": rows}
-    assert badge_document(document, corpus)["message"] == f"must {len(must)}/{len(must)}"
+    assert badge_document(document, corpus)["message"] == f"must {len(must)}/{len(must)} cases"
     assert badge_document(document, corpus)["color"] == "green"
     rows[0]["verdict"] = "skip"  # one skipped case of hundreds: 99%, not 100%
     badge = badge_document(document, corpus)
-    assert badge["message"] == (f"must {len(must) - 1}/{len(must) - 1}, 99% scored (1 skipped)")
+    assert badge["message"] == (
+        f"must {len(must) - 1}/{len(must) - 1} cases, 99% scored (1 skipped)"
+    )
     assert badge["color"] == "yellow"
     for row in rows[1:]:
         row["verdict"] = "skip"
     rows[1]["verdict"] = "pass"
     assert badge_document(document, corpus)["message"] == (
-        f"must 1/1, <1% scored ({len(must) - 1} skipped)"
+        f"must 1/1 cases, <1% scored ({len(must) - 1} skipped)"
     )
 
 
@@ -231,13 +252,14 @@ def test_badge_share_rounds_down_and_never_reads_full() -> None:
 
 
 def test_a_run_where_every_case_is_skipped_exits_2(tmp_path: Path) -> None:
+    """content_only lacks http_error: every HTTP error case is a capability gap."""
     out = tmp_path / "results.json"
     proc = streamproof(
         "run",
         "--adapter",
         ADAPTERS / "content_only.py",
         "--case",
-        "sse-spec/*",
+        "generic/http-*",
         "--transport",
         "whole",
         "--json",
@@ -247,7 +269,7 @@ def test_a_run_where_every_case_is_skipped_exits_2(tmp_path: Path) -> None:
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert re.fullmatch(
         r"streamproof: nothing was scored: all (\d+) case runs were skipped for capabilities "
-        r"the adapter lacks \(finish_reason \d+, .*\)\n",
+        r"the adapter lacks \(http_error \1\)\n",
         proc.stderr,
     ), proc.stderr
     summary = load(out)["summary"]  # the files say so too

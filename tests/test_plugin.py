@@ -74,7 +74,7 @@ def test_skips_xfail_and_fail_on(pytester: pytest.Pytester, tmp_path: Path) -> N
     result = pytester.runpytest(
         f"--streamproof={ADAPTERS / 'content_only.py'}",
         "--streamproof-transport=whole",
-        "--streamproof-case=generic/usage-in-finish-chunk",
+        "--streamproof-case=generic/http-429-json",  # content_only lacks http_error
     )
     result.assert_outcomes(skipped=1)
     result = pytester.runpytest(
@@ -167,3 +167,21 @@ def test_html_report_has_the_summary_and_failure_details(
     for title in ("by severity", "by capability", "by provider", "by transport"):
         assert title in html
     assert "wire-view" in html
+
+
+def test_junit_keeps_one_test_per_run_with_its_groups_as_properties(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    junit = tmp_path / "junit.xml"
+    pytester.runpytest(
+        f"--streamproof={ADAPTERS / 'content_only.py'}",
+        "--streamproof-transport=whole,bytes",
+        "--streamproof-case=generic/text-split-per-token",
+        f"--junitxml={junit}",
+    )
+    cases = list(ElementTree.parse(junit).getroot().iter("testcase"))
+    assert len(cases) == 2  # one per case × transport, names as before
+    for case in cases:
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert properties["group.content"] == "pass" and properties["group.status"] == "pass"
+        assert properties["not_exposed"] == "finish_reason"

@@ -315,12 +315,12 @@ def test_the_page_is_titled_with_the_adapters_name_and_styled_once(
 
 
 def test_a_skip_row_says_why_in_words(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    case = "sse-spec/event-error-with-json-error-object"  # requires stream_error
+    case = "generic/http-429-json"  # an HTTP error: text_only lacks http_error
     html = html_report(pytester, tmp_path, "text_only.py", case)
-    assert "skipped: adapter lacks stream_error (see the skips by capability" in html
+    assert "skipped: adapter lacks http_error (see the skips by capability" in html
     assert "Skipped: adapter lacks" not in html  # pytest's (file, line, message) tuple
     skips = html[html.index('id="skips"') :]
-    assert "<code>stream_error</code>" in skips and f"<code>{case}</code>" in skips
+    assert "<code>http_error</code>" in skips and f"<code>{case}</code>" in skips
 
 
 def test_pinpoint_finds_a_key_in_a_body_that_is_no_stream(corpus: Corpus) -> None:

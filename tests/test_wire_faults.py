@@ -403,4 +403,4 @@ def test_verify_accepts_the_fault_skips_and_only_those(tmp_path: Path, corpus: C
     row.update(verdict="skip", message=wire_row["message"])
     document["summary"].update(passed=0, skipped=7)
     problems = verify_document(document, corpus)
-    assert any("skip, yet the adapter declares every capability" in p for p in problems)
+    assert any("skip, yet the adapter exposes groups the case states" in p for p in problems)

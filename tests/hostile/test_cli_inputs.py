@@ -116,7 +116,8 @@ def test_run_prints_crash_messages_and_adapter_names_escaped(root: Path) -> None
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
     assert "\\x1b]0;owned\\x07" in text
-    assert len(text.splitlines()) == 3  # the crash, the summary, the coverage line
+    # the crash, the summary, the coverage line, one line per profile (text, readme, full)
+    assert len(text.splitlines()) == 6
 
 
 def test_diff_prints_results_file_text_escaped(

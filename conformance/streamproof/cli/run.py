@@ -237,7 +237,10 @@ class _WritingInterrupted(Exception):
 def _execute(request: RunOptions) -> int:
     corpus = load_corpus(request.corpus)
     if request.expect:
-        load_expectations(request.expect, {c.id for c in corpus.cases})
+        known = load_expectations(request.expect, {c.id for c in corpus.cases})
+        warning = known.warning(request.expect)
+        if warning:
+            print(warning, file=sys.stderr)
     selection = Selection.parse(request.cases, request.providers, request.keyword)
     work = selection.plan(corpus.cases, request.transports)
     waiting = awaiting_review(corpus.cases, [glob for glob, _ in selection.cases])
@@ -303,6 +306,7 @@ def _execute(request: RunOptions) -> int:
         corpus.version,
         sys.stdout,
         details=request.verbosity >= 0,
+        in_process=not request.http,
     )
     if waiting:
         print(awaiting_notice(len(waiting)))
@@ -347,7 +351,12 @@ def _write_outputs(
     summary: dict[str, Any] = {**summarize(results), **coverage_of(results)}
     if request.json or request.write_expect:  # (the whole document only where it is written)
         document = results_document(
-            results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
+            results,
+            corpus=corpus,
+            adapter=adapter,
+            transports=request.transports,
+            seed=seed,
+            in_process=not request.http,
         )
         if len(request.seeds) > 1:
             document["run"]["seeds"] = request.seeds
@@ -361,7 +370,12 @@ def _write_outputs(
             print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
     if request.baseline:
         baseline = baseline_document(
-            results, corpus=corpus, adapter=adapter, transports=request.transports, seed=seed
+            results,
+            corpus=corpus,
+            adapter=adapter,
+            transports=request.transports,
+            seed=seed,
+            in_process=not request.http,
         )
         if len(request.seeds) > 1:
             baseline["seeds"] = request.seeds

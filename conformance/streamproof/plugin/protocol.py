@@ -54,7 +54,9 @@ def run_lean(item: StreamproofItem) -> None:
     ihook.pytest_runtest_logreport(report=report)
     if call.excinfo is not None and report.failed:
         ihook.pytest_exception_interact(node=item, call=call, report=report)
-    ihook.pytest_runtest_logreport(report=_passed(nodeid, location, keywords, "teardown"))
+    teardown = _passed(nodeid, location, keywords, "teardown")
+    teardown.user_properties = list(item.user_properties)  # as pytest's runner: JUnit reads them
+    ihook.pytest_runtest_logreport(report=teardown)
     ihook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
 
 

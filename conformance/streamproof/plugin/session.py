@@ -55,6 +55,9 @@ class StreamproofSession:
             self.expectations: Expectations | None = (
                 load_expectations(Path(expect), set(self.by_id)) if expect else None
             )
+            warning = self.expectations.warning(Path(expect)) if self.expectations else None
+            if warning and handed is None:  # (streamproof run said it already)
+                sys.stderr.write(warning + "\n")
         except CorpusError as exc:
             raise pytest.UsageError("streamproof: " + "; ".join(exc.problems)) from None
         try:
@@ -214,8 +217,18 @@ class StreamproofSession:
         html = bool(self.config.getoption("htmlpath", None))
         # The result as JSON, for whoever reads it from another process or a
         # file: the xdist controller, the HTML report's rows, JUnit's properties.
-        if worker or html or self.config.getoption("xmlpath", None):
+        junit = self.config.getoption("xmlpath", None)
+        if worker or html or junit:
             report.user_properties.append((_PROPERTY, json.dumps(result.as_dict())))
+        if junit:  # JUnit keeps one test per case × transport, the groups as properties
+            # (JUnit reads the properties of the teardown report, made from the item's)
+            found = [
+                (f"group.{group}", verdict) for group, verdict in (result.groups or {}).items()
+            ]
+            if result.not_exposed:
+                found.append(("not_exposed", ",".join(result.not_exposed)))
+            item.user_properties.extend(found)
+            report.user_properties.extend(found)
         if html:
             self._html_extras(report, result)
         # The outcome has served this report: thousands of items need not keep it.

@@ -3,7 +3,9 @@
 Either side is a results file (``run --json``) or a normalised baseline
 (``run --baseline``). Verdicts are compared per case × transport, over the
 transports both runs have. A regression is a pass (or xpass) that now fails,
-crashes, times out or is a known failure; timeouts are kept apart, since a
+crashes, times out or is a known failure, and so is a field group that
+starts failing in a run that already failed on another (both sides record
+their groups: docs/semantics.md §12.6); timeouts are kept apart, since a
 slow machine makes them as well as a parser. A case whose expectation
 changed between the two corpora (its ``expected_sha256``) is listed apart
 too, with its verdict changes: those follow the corpus, not the parser, and
@@ -251,7 +253,15 @@ def _filtered(run: RunRecord, globs: Sequence[str]) -> RunRecord:
         run.transports,
         {k: v for k, v in run.verdicts.items() if keep(k[0])},
         {k: v for k, v in run.expected.items() if keep(k)},
+        {k: v for k, v in run.failing_groups.items() if keep(k[0])},
     )
+
+
+def _started_failing(before: RunRecord, after: RunRecord, key: tuple[str, str]) -> set[str]:
+    """The groups failing after and not before, when both sides record groups."""
+    if key not in before.failing_groups or key not in after.failing_groups:
+        return set()
+    return set(after.failing_groups[key] - before.failing_groups[key])
 
 
 def _order(key: tuple[str, str]) -> tuple[str, int, str]:
@@ -287,6 +297,12 @@ def diff(
     result.compared = len(common)
     for key in common:
         (was, old_detail), (now, new_detail) = before.verdicts[key], after.verdicts[key]
+        started = _started_failing(before, after, key)
+        if was in FAILING and now in FAILING and started and key[0] not in changed:
+            groups = ", ".join(sorted(started))
+            detail = _cut(f"{groups} now fail{'s' * (len(started) == 1)} too: {new_detail}")
+            result.regressions.append(Change(key[0], key[1], was, now, detail))
+            continue
         if was == now:
             continue
         if {was, now} in _RELABELLED:  # the expectations file changed, not the parser

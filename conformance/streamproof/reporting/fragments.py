@@ -23,8 +23,9 @@ from ..corpus.quirks import load_quirks
 from ..harness.engine import Result, Verdict
 from .coverage import coverage_line
 from .failure_groups import anchor, case_groups, reproduce, skipped_by_capability
+from .groups import group_lines, profile_lines
 from .render import template
-from .results import coverage_of
+from .results import coverage_of, groups_of
 
 __all__ = ["failure_html", "failures_html", "summary_html"]
 _ORDER = [v.value for v in Verdict]
@@ -58,8 +59,12 @@ def summary_html(
         names = sorted(table, key=lambda n: (severity_order.get(n, 9), n))
         rows.append((title, [(name, dict(table[name])) for name in names]))
     by_severity = coverage_of(results)["by_severity"]
+    figures = groups_of(results)
+    judged = any(r.verdict.value != "skip" for r in results)
     return template("summary.html.j2", trim=False).render(
         coverage=[coverage_line(s, f) for s, f in by_severity.items() if f["runs"]],
+        field_groups=group_lines(figures["groups"]),
+        profiles=profile_lines(figures["profiles"]) if judged else [],
         adapter=adapter,
         corpus=corpus,
         seed=seed,

@@ -3,12 +3,14 @@
 Every case that failed, crashed or timed out (or was already a known
 failure, ``xfail``) becomes an entry of an expectations file
 (``schemas/expectations.schema.json``): one entry with ``"transport": "all"``
-when the case failed under every transport that ran it, else one entry per
-failing transport. Each new reason reads ``TODO: why (first divergence: …)``
-and carries no issue URL: a person fills both in. The reason and issue of an
-entry that was already known (a run with ``--expect``) are kept. Fed back
-with ``--expect``, the file makes today's run pass, and any case that starts
-passing shows up as ``xpass``.
+when the case failed under every transport that ran it, on the same field
+groups, else one entry per failing transport. Each entry lists the field groups that failed
+(``groups``, docs/semantics.md §12.6) and a reason naming the divergence
+(``content fails: choices[0].content: want 'a', got 'b'``); it carries no
+issue URL, for a person to add. The reason and issue of an entry that was
+already known (a run with ``--expect``) are kept. Fed back with ``--expect``,
+the file makes today's run pass; a case that starts passing shows up as
+``xpass``, and one that starts failing on another group fails the run.
 
 A result of the random transport that says which seeds it failed and passed
 under (``run --seeds``, or a run against an entry naming seeds) is written
@@ -28,6 +30,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 from ..corpus.schemas import schema_errors
+from ..harness.projection import GROUPS
 from .run_files import row_divergence
 
 __all__ = ["FAILURES", "expectations_document", "write_expectations"]
@@ -61,17 +64,31 @@ def _partial(row: Mapping[str, Any]) -> bool:
     return seeds is not None and bool(seeds["failing"]) and bool(seeds["passing"])
 
 
-def _entry(case: str, transport: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    """One expectation for a failing result ``row``."""
-    entry: dict[str, Any] = {"case": case, "transport": transport, **_why(row)}
+def _failing_groups(rows: list[Mapping[str, Any]]) -> list[str]:
+    """The groups that failed in any of ``rows`` (every compared one for a crash)."""
+    found: set[str] = set()
+    for row in rows:
+        found |= {g for g, v in (row.get("groups") or {}).items() if v == "fail"}
+    return sorted(found, key=GROUPS.index)
+
+
+def _entry(
+    case: str, transport: str, row: Mapping[str, Any], rows: list[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """One expectation for a failing result ``row`` (``rows``: every row it stands for)."""
+    groups = _failing_groups(rows)
+    entry: dict[str, Any] = {"case": case, "transport": transport, **_why(row, groups)}
+    if groups:
+        entry["groups"] = groups
     if _partial(row):
         entry["failing_seeds"] = list(row["seeds"]["failing"])
         entry["passing_seeds"] = list(row["seeds"]["passing"])
     return entry
 
 
-def _why(row: Mapping[str, Any]) -> dict[str, str]:
-    """The reason (and issue) of the entry for ``row``: kept when known, else a TODO."""
+def _why(row: Mapping[str, Any], groups: list[str]) -> dict[str, str]:
+    """The reason (and issue) of the entry for ``row``: kept when known, else the
+    failing groups and the divergence."""
     entry: dict[str, str] = {}
     detail = row_divergence(row)
     message = str(row.get("message", ""))
@@ -85,7 +102,8 @@ def _why(row: Mapping[str, Any]) -> dict[str, str]:
         detail = f"{row['verdict']}: {detail}"
     if row["verdict"] in ("pass", "xpass"):  # failed under another seed, not this run's
         detail = "under the seeds listed"
-    entry["reason"] = f"TODO: why (first divergence: {_cut(detail) or row['verdict']})"
+    what = f"{', '.join(groups)} fail{'s' * (len(groups) == 1)}: " if groups else ""
+    entry["reason"] = f"{what}{_cut(detail) or row['verdict']}"
     return entry
 
 
@@ -99,12 +117,13 @@ def expectations_document(results_doc: Mapping[str, Any]) -> dict[str, Any]:
             failing.setdefault(row["case"], []).append(row)
     entries: list[dict[str, Any]] = []
     for case, rows in failing.items():
-        if len(rows) == len(ran[case]) and not any(_partial(r) for r in rows):
+        same_groups = len({tuple(_failing_groups([r])) for r in rows}) == 1
+        if len(rows) == len(ran[case]) and same_groups and not any(_partial(r) for r in rows):
             # a reason already known under one transport stands for all of them
             known = next((r for r in rows if r["verdict"] == "xfail"), rows[0])
-            entries.append(_entry(case, "all", known))
+            entries.append(_entry(case, "all", known, rows))
         else:
-            entries.extend(_entry(case, row["transport"], row) for row in rows)
+            entries.extend(_entry(case, row["transport"], row, [row]) for row in rows)
     return {
         "adapter": str(results_doc["adapter"]["name"]),
         "corpus": str(results_doc["corpus"]["version"]),

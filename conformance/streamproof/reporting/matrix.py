@@ -19,6 +19,7 @@ from ..atomic import write_atomic
 from ..corpus.cases import SEVERITIES, Case, Corpus
 from ..corpus.schemas import schema_errors
 from ..harness.comparison import Divergence
+from ..harness.projection import GROUPS
 from .cost import cost_rows, load_scaling
 from .render import template
 from .wire import wire_view
@@ -31,6 +32,11 @@ WIRE_LIMIT = 4_000
 WIRE_BUDGET = 2_500_000
 # A first divergence is cut here: an expected content can be a whole essay.
 TEXT_LIMIT = 300
+# A pass rate is shown in full colour only over this many case runs, of which
+# this share of the field groups the cases state was compared: below either, a
+# rate is faint, never solid green over a handful of runs or a sliver of each.
+SOLID_RUNS = 20
+SOLID_SHARE = 0.5
 # Best to worst: a cell shows the worst verdict of its transports.
 RANK = ("pass", "skip", "xfail", "xpass", "fail", "timeout", "crash")
 _FIRST = {"generic": 0, "sse-spec": 1}
@@ -73,6 +79,8 @@ def _from_baseline(baseline: dict[str, Any]) -> dict[str, Any]:
             "mismatches": [],
             "seconds": 0,
             "message": r.get("first_divergence", ""),
+            **({"groups": r["groups"]} if "groups" in r else {}),
+            **({"not_exposed": r["not_exposed"]} if "not_exposed" in r else {}),
         }
         for r in baseline.get("results", [])
     ]
@@ -203,6 +211,7 @@ def write_matrix(
         runs=runs,
         groups=list(groups.values()),
         rates=_rates(runs, list(groups)),
+        group_table=_group_table(runs),
         severities=SEVERITIES,
         total=len(rows),
         telling=sum(1 for r in rows if r.fold is None),
@@ -290,27 +299,83 @@ def _fold(group: Group, key: str) -> str:
 
 
 def _rate(counts: Counter[str]) -> dict[str, Any]:
-    ran = counts.total() - counts["skip"] if counts else 0
+    """A pass rate with the share of the stated field groups compared behind it."""
+    ran = counts["runs"] - counts["skip"] if counts else 0
     rate = counts["pass"] / ran if ran else None
+    share = counts["compared"] / counts["stated"] if counts["stated"] else None
+    solid = ran >= SOLID_RUNS and (share is None or share >= SOLID_SHARE)
     return {
         "passed": counts["pass"],
         "ran": ran,
         "skipped": counts["skip"],
         "percent": None if rate is None else f"{100 * rate:.1f}".removesuffix(".0"),
         "hue": None if rate is None else round(120 * rate),
+        # None where the results file predates field groups
+        "compared": None if share is None else f"{100 * share:.0f}",
+        "solid": solid,
     }
 
 
+def _tally(counts: Counter[str], rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        counts["runs"] += 1
+        counts[str(row["verdict"])] += 1
+        if "groups" in row or "not_exposed" in row:
+            compared = len(row.get("groups") or {})
+            counts["compared"] += compared
+            counts["stated"] += compared + len(row.get("not_exposed") or ())
+
+
 def _rates(runs: list[Run], providers: list[str]) -> dict[str, Any]:
-    """Case runs passed / (total - skipped), by provider and adapter, and overall."""
+    """Case runs passed / (total - skipped), by provider and adapter, and overall,
+    each with the share of the field groups its cases state that was compared."""
     counts = {p: [Counter[str]() for _ in runs] for p in providers}
     overall = [Counter[str]() for _ in runs]
     for i, run in enumerate(runs):
         for case_id, rows in run.rows.items():
-            verdicts = Counter(str(r["verdict"]) for r in rows)
-            counts[_provider(case_id)][i].update(verdicts)
-            overall[i].update(verdicts)
+            _tally(counts[_provider(case_id)][i], rows)
+            _tally(overall[i], rows)
     return {
         "rows": [(p, [_rate(c) for c in counts[p]]) for p in providers],
         "overall": [_rate(c) for c in overall],
     }
+
+
+def _group_table(runs: list[Run]) -> list[tuple[str, list[dict[str, int] | None]]]:
+    """Adapter × field group: cases that stated the group, were compared, were right."""
+    table: list[tuple[str, list[dict[str, int] | None]]] = []
+    figures: list[dict[str, Any]] = []
+    for run in runs:
+        stated: dict[str, set[str]] = {g: set() for g in GROUPS}
+        compared: dict[str, dict[str, bool]] = {g: {} for g in GROUPS}
+        known = False
+        for case_id, rows in run.rows.items():
+            for row in rows:
+                if "groups" not in row and "not_exposed" not in row:
+                    continue
+                known = True
+                for group, verdict in (row.get("groups") or {}).items():
+                    if group in compared:
+                        stated[group].add(case_id)
+                        ok = compared[group].get(case_id, True)
+                        compared[group][case_id] = ok and verdict == "pass"
+                for group in row.get("not_exposed") or ():
+                    if group in stated:
+                        stated[group].add(case_id)
+        figures.append(
+            {
+                g: {
+                    "stated": len(stated[g]),
+                    "compared": len(compared[g]),
+                    "passed": sum(compared[g].values()),
+                }
+                for g in GROUPS
+            }
+            if known
+            else {}
+        )
+    for group in GROUPS:
+        cells = [f.get(group) if f else None for f in figures]
+        if any(c and c["stated"] for c in cells):
+            table.append((group, cells))
+    return table

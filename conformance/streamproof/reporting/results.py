@@ -15,12 +15,14 @@ from ..atomic import write_atomic, writing_atomic
 from ..corpus.cases import SEVERITIES, Corpus
 from ..harness.engine import Result, Verdict
 from .coverage import coverage, lacking_from_message
+from .groups import capability_gaps, group_figures, profile_figures
 
 __all__ = [
     "SEVERITIES",
     "baseline_document",
     "coverage_of",
     "exit_status",
+    "groups_of",
     "results_document",
     "summarize",
     "write_baseline",
@@ -59,6 +61,15 @@ def coverage_of(results: Iterable[Result]) -> dict[str, Any]:
     )
 
 
+def groups_of(results: Iterable[Result], *, in_process: bool = True) -> dict[str, Any]:
+    """The run per field group and per profile (``reporting.groups``), from its results."""
+    results = list(results)
+    return {
+        "groups": group_figures((r.case.id, r.groups, r.not_exposed) for r in results),
+        "profiles": profile_figures(((r.case, r.groups) for r in results), in_process=in_process),
+    }
+
+
 def exit_status(results: Iterable[Result], fail_on: str = "may") -> int:
     """0 when nothing at or above ``fail_on`` failed, crashed, timed out or xpassed."""
     limit = SEVERITIES.index(fail_on)
@@ -75,6 +86,7 @@ def results_document(
     adapter: dict[str, Any],
     transports: list[str],
     seed: int,
+    in_process: bool = True,
 ) -> dict[str, Any]:
     return {
         "tool": {"name": "streamproof", "version": __version__},
@@ -86,8 +98,16 @@ def results_document(
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "platform": f"{platform.python_implementation()} {platform.python_version()} "
             f"on {platform.system()} {platform.machine()}",
+            **({} if in_process else {"http": True}),
         },
-        "summary": {**summarize(results), **coverage_of(results)},
+        "summary": {
+            **summarize(results),
+            **coverage_of(results),
+            **groups_of(results, in_process=in_process),
+        },
+        "capability_gaps": capability_gaps(
+            (r.case for r in results), adapter.get("capabilities", ()), in_process=in_process
+        ),
         "results": [r.as_dict() for r in results],
     }
 
@@ -114,18 +134,28 @@ def baseline_document(
     adapter: dict[str, Any],
     transports: list[str],
     seed: int,
+    in_process: bool = True,
 ) -> dict[str, Any]:
     """The run reduced to what must not change unless a verdict changes.
+
+    Each row keeps its verdict, its first divergence and its groups (which
+    were compared, with their verdicts, and which were not judged), so
+    ``diff`` sees a group that starts failing and the matrix the share
+    compared.
 
     No timings, dates or platform: regenerating it from the same adapter,
     corpus and seed gives the same bytes, so a diff shows only real changes.
     """
     return {
-        "adapter": {"name": adapter["name"], "version": adapter["version"]},
+        "adapter": {
+            "name": adapter["name"],
+            "version": adapter["version"],
+            "capabilities": sorted(adapter.get("capabilities", ())),
+        },
         "corpus": {"version": corpus.version, "sha256": corpus.sha256},
         "transports": transports,
         "seed": seed,
-        "summary": dict(summarize(results)),
+        "summary": {**summarize(results), **groups_of(results, in_process=in_process)},
         # What each case expected, so a later run can tell a changed
         # expectation from a changed parser.
         "expected_sha256": {r.case.id: r.case.expected_sha256 for r in results},
@@ -135,6 +165,8 @@ def baseline_document(
                 "transport": r.transport,
                 "verdict": r.verdict.value,
                 **({"first_divergence": r.first_divergence} if r.first_divergence else {}),
+                **({"groups": r.groups} if r.groups else {}),
+                **({"not_exposed": list(r.not_exposed)} if r.not_exposed else {}),
             }
             for r in results
         ],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,8 @@ class RunRecord:
     verdicts: dict[tuple[str, str], tuple[str, str]]
     # case -> expected_sha256, where the file records it
     expected: dict[str, str]
+    # (case, transport) -> the field groups that failed, where the file records groups
+    failing_groups: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
 
     @property
     def cases(self) -> set[str]:
@@ -128,6 +130,7 @@ def run_record(document: Any, path: str = "(document)") -> RunRecord:
         list(document["run"]["transports"]),
         verdicts,
         expected,
+        _failing_groups(document["results"]),
     )
 
 
@@ -152,7 +155,19 @@ def _from_baseline(document: dict[str, Any], path: str) -> RunRecord:
         list(document["transports"]),
         verdicts,
         dict(document.get("expected_sha256", {})),
+        _failing_groups(document["results"]),
     )
+
+
+def _failing_groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str], frozenset[str]]:
+    """Each row's failing field groups, for the rows that record their groups."""
+    return {
+        (row["case"], row["transport"]): frozenset(
+            g for g, v in row["groups"].items() if v != "pass"
+        )
+        for row in rows
+        if isinstance(row.get("groups"), dict)
+    }
 
 
 def retired_cases(corpus: Corpus | Path | None = None) -> dict[str, str]:

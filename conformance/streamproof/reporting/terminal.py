@@ -6,7 +6,8 @@ from typing import TextIO
 
 from ..harness.engine import Result, Verdict
 from .coverage import coverage_line
-from .results import coverage_of, summarize
+from .groups import group_lines, profile_lines
+from .results import coverage_of, groups_of, summarize
 from .wire import terminal_safe
 
 __all__ = ["Progress", "print_summary"]
@@ -43,14 +44,22 @@ class Progress:
 
 
 def print_summary(
-    results: list[Result], adapter: str, corpus: str, stream: TextIO, *, details: bool = True
+    results: list[Result],
+    adapter: str,
+    corpus: str,
+    stream: TextIO,
+    *,
+    details: bool = True,
+    in_process: bool = True,
 ) -> None:
     """Each failing case × transport with its first divergence (unless not ``details``,
     for ``-q``), one line, then coverage.
 
     The coverage lines (one per severity that ran) say how much was scored:
     a skip is not a pass, and a run that skipped most of its ``must`` cases
-    must not read like one that passed them.
+    must not read like one that passed them. Then, per field group, how many
+    cases stated it, were compared and were right, and each profile's figure
+    (docs/semantics.md §12.6).
     """
     for result in results:
         if details and result.verdict in _SHOWN:
@@ -78,6 +87,13 @@ def print_summary(
             stream.write(f"  {coverage_line(severity, figures)}\n")
     if s.get("incremental_checked"):
         stream.write(f"  incremental delivery checked on {s['incremental_checked']} case runs\n")
+    figures = groups_of(results, in_process=in_process)
+    lines = group_lines(figures["groups"])
+    if lines:
+        stream.write("  by field group:\n")
+        stream.writelines(f"    {line}\n" for line in lines)
+    if any(r.verdict is not Verdict.SKIP for r in results):
+        stream.writelines(f"  {line}\n" for line in profile_lines(figures["profiles"]))
 
 
 #: A crash shows this many innermost lines of its traceback; a failure this many

@@ -24,8 +24,10 @@ from typing import Any
 from ..atomic import write_atomic
 from ..corpus.cases import Case, Corpus, load_corpus
 from ..corpus.schemas import validator
+from ..harness.projection import GroupPlan, plan_groups
 from ..harness.strict_json import loads as strict_loads
-from .coverage import REAL_CONNECTION, coverage, lacking_from_message
+from .coverage import coverage
+from .groups import group_figures, profile_figures
 
 __all__ = [
     "BADGE_SEVERITY",
@@ -134,27 +136,46 @@ def verify_document(document: Any, corpus: Corpus) -> list[str]:
             problems.append(
                 f"summary.{key}: the file says {value}, its results add up to {counted[key]}"
             )
-    problems.extend(_coverage_problems(document, corpus))
-    problems.extend(_result_problems(document, corpus))
+    plans = _plans(document, corpus)
+    problems.extend(_coverage_problems(document, corpus, plans))
+    problems.extend(_result_problems(document, corpus, plans))
     return problems
 
 
-def _coverage_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
-    """The coverage figures of the summary against those its results add up to.
+def _plans(document: dict[str, Any], corpus: Corpus) -> dict[str, GroupPlan]:
+    """What the run judged of each case it names (docs/semantics.md §12.6)."""
+    capabilities = set(document["adapter"]["capabilities"])
+    in_process = not document["run"].get("http", False)
+    names = {row["case"] for row in document["results"]}
+    return {
+        c.id: plan_groups(c, capabilities, in_process=in_process, checks_deltas=in_process)
+        for c in corpus.cases
+        if c.id in names
+    }
 
-    A file written before the figures existed has none, and none are checked.
+
+def _coverage_problems(
+    document: dict[str, Any], corpus: Corpus, plans: Mapping[str, GroupPlan]
+) -> list[str]:
+    """The coverage, group and profile figures of the summary against those its
+    results add up to. A file written before a figure existed has none, and it
+    is not checked.
     """
     cases = {c.id: c for c in corpus.cases}
-    capabilities = set(document["adapter"]["capabilities"])
     rows = []
     for row in document["results"]:
-        case = cases.get(row["case"])
-        lacking = case.requires - capabilities if case is not None else set()
-        if case is not None and case.fault is not None:  # in-process, before capabilities
-            said = lacking_from_message(row["verdict"], row.get("message", ""))
-            lacking = set(said) if said == [REAL_CONNECTION] else lacking
-        rows.append((row["severity"], row["verdict"], lacking if row["verdict"] == "skip" else ()))
-    counted = coverage(rows)
+        plan = plans.get(row["case"])
+        lacking = plan.lacking if plan is not None and row["verdict"] == "skip" else ()
+        rows.append((row["severity"], row["verdict"], lacking))
+    counted: dict[str, Any] = coverage(rows)
+    known = [r for r in document["results"] if r["case"] in cases]
+    counted["groups"] = group_figures(
+        (r["case"], r.get("groups"), r.get("not_exposed", ())) for r in known
+    )
+    counted["profiles"] = profile_figures(
+        ((cases[r["case"]], r.get("groups")) for r in known),
+        in_process=not document["run"].get("http", False),
+    )
     problems = []
     for key in counted:
         if key not in document["summary"]:
@@ -188,10 +209,11 @@ def _marked_interrupted(document: Any) -> bool:
     return any(mark not in (None, False) for mark in marks)
 
 
-def _result_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
+def _result_problems(
+    document: dict[str, Any], corpus: Corpus, plans: Mapping[str, GroupPlan]
+) -> list[str]:
     cases = {c.id: c for c in corpus.cases}
     transports = set(document["run"]["transports"])
-    capabilities = set(document["adapter"]["capabilities"])
     problems: list[str] = []
     seen: set[tuple[str, str]] = set()
     for index, row in enumerate(document["results"]):
@@ -206,11 +228,11 @@ def _result_problems(document: dict[str, Any], corpus: Corpus) -> list[str]:
         if case is None:
             problems.append(f"{where}: not a case of corpus {corpus.version}")
             continue
-        problems.extend(f"{where}: {p}" for p in _row_problems(row, case, capabilities))
+        problems.extend(f"{where}: {p}" for p in _row_problems(row, case, plans[case.id]))
     return problems
 
 
-def _row_problems(row: dict[str, Any], case: Case, capabilities: set[str]) -> list[str]:
+def _row_problems(row: dict[str, Any], case: Case, plan: GroupPlan) -> list[str]:
     problems = []
     if row["expected_sha256"] != case.expected_sha256:
         problems.append(
@@ -223,16 +245,20 @@ def _row_problems(row: dict[str, Any], case: Case, capabilities: set[str]) -> li
         problems.append("the case is recorded and not yet reviewed: no run scores it")
     if row["transport"] == "recorded" and not case.has_chunks:
         problems.append("the case has no chunks.json: no run scores it under 'recorded'")
-    missing = sorted(case.requires - capabilities)
-    # A wire/ case skips in-process whatever the adapter declares (docs/semantics.md §5.4).
-    message = row.get("message", "")
-    off_the_wire = case.fault is not None and lacking_from_message("skip", message) != []
-    if row["verdict"] == "skip" and not missing and not off_the_wire:
-        problems.append("skip, yet the adapter declares every capability the case requires")
-    if row["verdict"] != "skip" and missing:
-        problems.append(f"{row['verdict']}, yet the adapter lacks {', '.join(missing)}")
+    judged = not plan.gap and bool(plan.exposed)
+    if row["verdict"] == "skip" and judged:
+        shown = ", ".join(sorted(plan.exposed))
+        problems.append(f"skip, yet the adapter exposes groups the case states ({shown})")
+    if row["verdict"] != "skip" and not judged:
+        problems.append(f"{row['verdict']}, yet the adapter lacks {', '.join(plan.lacking)}")
+    groups = row.get("groups") or {}
+    beyond = sorted(set(groups) - plan.exposed - {"status"})
+    if beyond:
+        problems.append(f"judged on {', '.join(beyond)}, which the adapter does not expose")
     if row["verdict"] == "pass" and row["mismatches"]:
         problems.append("pass with mismatches")
+    if row["verdict"] == "pass" and any(v != "pass" for v in groups.values()):
+        problems.append("pass with a failing group")
     return problems
 
 
@@ -244,19 +270,26 @@ def _where(path: list[Any]) -> str:
 def badge_document(document: Mapping[str, Any], corpus: Corpus) -> dict[str, Any]:
     """A shields.io endpoint badge for a results document (verify it first).
 
-    It counts cases of severity ``must``: a case passes when it passed (or
-    xpassed) under every transport that ran it; one the adapter skipped under
-    every transport (a capability it does not declare) is left out of the
-    count and shown as skipped, with the share of ``must`` cases scored in
-    the message and a yellow colour, so that a badge never reads as a full
-    pass when cases were skipped; a runnable ``must`` case of the corpus that
-    the file has no result for counts as not passed, so a partial run cannot
-    look complete.
+    It counts cases of severity ``must`` (the unit is named: "must 12/15
+    cases"): a case passes when it passed (or xpassed) under every transport
+    that ran it; one the adapter skipped under every transport (a capability
+    it does not declare) is left out of the count and shown as skipped, with
+    the share of ``must`` cases scored in the message and a yellow colour, so
+    that a badge never reads as a full pass when cases were skipped; a
+    runnable ``must`` case of the corpus that the file has no result for
+    counts as not passed, so a partial run cannot look complete. A case is
+    judged on the field groups the adapter exposes (docs/semantics.md
+    §12.6): when some it states were not compared, the message gives the
+    share of fields compared and the colour is yellow.
     """
     verdicts: dict[str, list[str]] = {}
+    stated = compared = 0
     for row in document["results"]:
         if row["severity"] == BADGE_SEVERITY:
             verdicts.setdefault(row["case"], []).append(row["verdict"])
+            judged = len(row.get("groups") or {})
+            compared += judged
+            stated += judged + len(row.get("not_exposed") or ())
     passed = failed = skipped = 0
     for found in verdicts.values():
         ran = [v for v in found if v != "skip"]
@@ -272,16 +305,19 @@ def badge_document(document: Mapping[str, Any], corpus: Corpus) -> dict[str, Any
         if c.runnable and c.severity == BADGE_SEVERITY and c.id not in verdicts
     )
     total = passed + failed + unrun
-    message = f"{BADGE_SEVERITY} {passed}/{total}"
+    message = f"{BADGE_SEVERITY} {passed}/{total} cases"
     if skipped:
         message += f", {_share(passed + failed, total + skipped)} scored"
     notes = [f"{n} {label}" for n, label in ((unrun, "not run"), (skipped, "skipped")) if n]
     if notes:
         message += f" ({', '.join(notes)})"
+    partial = stated and compared < stated
+    if partial:  # a case passes on what the adapter exposes: say how much that was
+        message += f", {_share(compared, stated)} of fields compared"
     if total == 0:
         color = "lightgrey"
     elif passed == total:
-        color = "yellow" if skipped else "green"
+        color = "yellow" if skipped or partial else "green"
     else:
         color = "red"
     return {
