@@ -182,3 +182,24 @@ def test_judge_checks_every_stream_case_for_an_adapter_that_claims_incremental()
     assert not judge(case, "bytes", without_deltas, 0.0, ends, claims_incremental=True).incremental
     over_http = judge(case, "bytes", buffered, 0.0, None, claims_incremental=True)
     assert over_http.verdict is Verdict.PASS and not over_http.incremental
+
+
+def test_an_event_the_body_leaves_unclosed_may_be_kept_or_dropped() -> None:
+    """semantics §3.6: a last event without its blank line is read either way; kept, its
+    content surfaces in time at the end of the body."""
+    from streamproof.harness.incremental import check_deltas
+
+    first = b'data: {"choices":[{"index":0,"delta":{"content":"The end"}}]}\n\n'
+    last = b'data: {"choices":[{"index":0,"delta":{"content":" is near."}}]}\n'
+    body = first + last
+    ends = [len(first), len(body)]
+    kept = [
+        {"choice": 0, "content": "The end", "at_byte": len(first)},
+        {"choice": 0, "content": " is near.", "at_byte": len(body)},
+    ]
+    outcome = {"choices": [{"index": 0, "content": "The end is near."}]}
+    assert check_deltas(body, ends, kept, outcome) is None
+    dropped = {"choices": [{"index": 0, "content": "The end"}]}
+    assert check_deltas(body, ends, kept[:1], dropped) is None
+    late = [{"choice": 0, "content": "The end is near.", "at_byte": len(body)}]
+    assert check_deltas(body, ends, late, outcome) is not None  # the first event was late

@@ -10,7 +10,9 @@ the read that completed the event carrying it.
 A parser may stop before the end of the stream (at an event it reads as
 corrupt, §4.3, or an error, §8.4): the deltas must then add up to the
 content its outcome reports, and that content must be where the stream's
-content starts.
+content starts. An event left without its closing blank line at the end of
+the body (§3.6) may be kept or discarded: its content counts as surfaced in
+time at the end of the body, and need not surface at all.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ _BOM = b"\xef\xbb\xbf"
 
 
 @functools.lru_cache(maxsize=16)
-def content_events(body: bytes) -> tuple[tuple[int, int, str], ...]:
+def content_events(body: bytes, *, tail: bool = False) -> tuple[tuple[int, int, str], ...]:
     """``(end offset, choice, text)`` for every content delta, in body order.
 
     An event ends with the line end of the blank line that closes it. Events
     that are not JSON chunks ([DONE], comments, corrupt data) carry nothing.
-    The scan of a body is kept for the next transport of the same case.
+    With ``tail``, an event the body leaves without its closing blank line
+    (semantics §3.6, read either way) is counted too, ending at the end of the
+    body. The scan of a body is kept for the next transport of the same case.
     """
     found: list[tuple[int, int, str]] = []
     data: list[bytes] = []
@@ -48,6 +52,9 @@ def content_events(body: bytes) -> tuple[tuple[int, int, str], ...]:
         end += len(raw)
         line = raw.rstrip(b"\r\n")
         if len(line) == len(raw):
+            if tail and line.startswith(b"data:"):  # a last line with no end (§3.6)
+                value = line[5:]
+                data.append(value[1:] if value.startswith(b" ") else value)
             break
         if line:
             name, _, value = line.partition(b":")
@@ -61,6 +68,8 @@ def content_events(body: bytes) -> tuple[tuple[int, int, str], ...]:
             found.extend((end, choice, text) for choice, text in _contents(data))
         data = []
         named = False
+    if tail and data and not named:
+        found.extend((len(body), choice, text) for choice, text in _contents(data))
     return tuple(found)
 
 
@@ -114,7 +123,7 @@ def check_deltas(
         last_at = at
         surfaced.setdefault(delta["choice"], []).append((at, delta["content"]))
     wanted: dict[int, list[tuple[int, str]]] = {}
-    for end, choice, text in content_events(body):
+    for end, choice, text in content_events(body, tail=True):
         wanted.setdefault(choice, []).append((end, text))
     reported = _reported(outcome)
     for choice in sorted(set(wanted) | set(surfaced)):
