@@ -135,6 +135,13 @@ def test_results_json_carries_the_coverage_figures(skipping_run: tuple[Path, str
     groups = summary["groups"]
     assert groups["finish_reason"]["compared"] > 0 and groups["usage"]["compared"] == 0
     assert groups["usage"]["stated"] > 0  # stated, not exposed: said, never hidden
+    # The capability gaps: each capability text_only lacks, with the cases that need it.
+    gaps = document["capability_gaps"]
+    assert "content" not in gaps and "finish_reason" not in gaps
+    states_usage = {r["case"] for r in rows if "usage" in r["not_exposed"]}
+    assert set(gaps["usage"]) == states_usage and states_usage
+    http = {r["case"] for r in rows if corpus[r["case"]].status >= 400}
+    assert set(gaps["http_error"]) == http
     assert verify(skipping_run[0]) == []
 
 
@@ -156,6 +163,12 @@ def test_terminal_and_html_say_how_much_was_scored(skipping_run: tuple[Path, str
         assert {k: int(v) for k, v in shown.items()} == figures["skipped_lacking"]
     html = (out.parent / "report.html").read_text(encoding="utf-8")
     assert f"<li>{lines[0].strip()}</li>" in html
+    # Per field group, in the terminal and the report alike.
+    judged = [line.strip() for line in stdout.splitlines() if "cases compared" in line]
+    assert any(line.startswith("content right on ") for line in judged)
+    assert "    usage not exposed: " in stdout
+    for line in judged:
+        assert f"<li>{line}</li>" in html
 
 
 def test_verify_rejects_edited_coverage_figures(

@@ -132,15 +132,22 @@ class GroupPlan:
 
     @property
     def lacking(self) -> list[str]:
-        """The capabilities whose absence leaves groups unjudged, for messages."""
-        if self.gap:
-            return [self.gap]
-        needs = {_NEEDS.get(g, "") for g in self.not_exposed} - {""}
+        """The capabilities whose absence leaves groups unjudged, for messages: the
+        precondition's alone when one left the case out."""
+        return [self.gap] if self.gap else self.missing
+
+    @property
+    def missing(self) -> list[str]:
+        """Every capability the adapter lacks that the case's stated groups need,
+        and the precondition's (a capability gap, in results and FINDINGS)."""
+        needs = {_NEEDS.get(g, "") for g in self.not_exposed} - {"", *self.capabilities}
         if "status" in self.not_exposed:
-            for alt in self.alternatives:
-                signal = _signal(alt.expected.get("status"), self.case.status)
+            for expected in self.case.alternatives:
+                signal = _signal(expected.get("status"), self.case.status)
                 if signal and signal not in self.capabilities:
                     needs.add(signal)
+        if self.gap:
+            needs.add(self.gap)
         return sorted(needs)
 
 

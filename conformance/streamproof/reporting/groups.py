@@ -104,7 +104,7 @@ def capability_gaps(
             continue
         seen.add(case.id)
         plan = plan_groups(case, caps, in_process=in_process)
-        for capability in plan.lacking:
+        for capability in plan.missing:
             if capability != "real-connection":
                 gaps.setdefault(capability, []).append(case.id)
     return dict(sorted(gaps.items()))
