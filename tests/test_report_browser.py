@@ -183,7 +183,7 @@ def test_a_case_is_one_group_with_a_verdict_per_transport(noscript: Browser) -> 
         " open: [...s.querySelectorAll('details.transport')].map(d => d.open)}",
         "case-sse-spec-cr-line-endings",
     )
-    assert group["title"] == f"must {CASE}: lone CR line endings frame events like LF"
+    assert group["title"] == f"should {CASE}: lone CR line endings frame events like LF"
     assert (group["heads"], group["verdicts"]) == (["whole", "lines"], ["crash", "crash"])
     for label in ("explanation", "tags", "provenance", "spec", "semantics §3.1", "documented"):
         assert label in group["about"]
