@@ -14,7 +14,14 @@ from pathlib import Path
 from mutation_lib import TRANSPORTS, Result
 from mutation_mutants import ROOT, TARGETS, Mutant, mutants, mutated_source
 
-__all__ = ["EQUIVALENTS", "killing_cases", "read_equivalents", "read_results", "report"]
+__all__ = [
+    "EQUIVALENTS",
+    "killing_cases",
+    "read_equivalents",
+    "read_results",
+    "read_undecided",
+    "report",
+]
 
 EQUIVALENTS = ROOT / "reports" / "mutation-equivalents.json"
 
@@ -45,6 +52,17 @@ def read_equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
     return {str(k): str(v) for k, v in document["equivalent"].items()}
 
 
+def read_undecided(path: Path = EQUIVALENTS) -> dict[str, str]:
+    """Mutant id -> the reviewer's argument that the corpus, by design, accepts the
+    mutant's reading too: every case that could tell them apart accepts both readings
+    (``expected_any``), because observed servers or clients read the bytes both ways
+    (docs/evidence.md). Not equivalent; undecided until traffic decides."""
+    if not path.exists():
+        return {}
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return {str(k): str(v) for k, v in document.get("undecided", {}).items()}
+
+
 _LEFT_OUT = {
     "a resource bound": (
         "code that only enforces the 16 MiB line and event bounds, the 64 MiB body bound "
@@ -64,13 +82,17 @@ _LEFT_OUT = {
 _CASE = re.compile(r"^(.*) \[(.*)\]$")
 
 
-def report(results: list[Result], equivalents: dict[str, str]) -> str:
+def report(
+    results: list[Result], equivalents: dict[str, str], undecided: dict[str, str] | None = None
+) -> str:
     """``reports/mutation.md``."""
+    undecided = undecided or {}
     total = len(results)
     survivors = [r for r in results if r.killed_by is None]
     equivalent = [r for r in survivors if r.mutant.id in equivalents]
-    open_ = [r for r in survivors if r.mutant.id not in equivalents]
-    stale = sorted(set(equivalents) - {r.mutant.id for r in survivors})
+    accepted = [r for r in survivors if r.mutant.id in undecided]
+    open_ = [r for r in survivors if r.mutant.id not in equivalents | undecided.keys()]
+    stale = sorted((set(equivalents) | set(undecided)) - {r.mutant.id for r in survivors})
     share = 100 * len(equivalent) / total if total else 0.0
     modules = ", ".join(f"`{m}.py`" for m in TARGETS)
     lines = [
@@ -84,12 +106,15 @@ def report(results: list[Result], equivalents: dict[str, str]) -> str:
         "judged as the harness judges the reference adapter (comparison, and the",
         "incremental check on every streamed body). A mutant is killed by the first",
         "run that fails, raises or hangs. Equivalent mutants carry a reviewed",
-        "argument in `reports/mutation-equivalents.json`.",
+        "argument in `reports/mutation-equivalents.json`; so do the undecided ones,",
+        "whose reading the corpus accepts by design (the cases that could tell them",
+        "apart accept both readings, because observed servers or clients read the",
+        "bytes both ways: docs/evidence.md).",
         "",
-        "| mutants | killed | survived | equivalent | survived, not equivalent |",
-        "| ---: | ---: | ---: | ---: | ---: |",
+        "| mutants | killed | survived | equivalent | undecided | survived, not equivalent |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
         f"| {total} | {total - len(survivors)} | {len(survivors)} "
-        f"| {len(equivalent)} ({share:.1f}%) | {len(open_)} |",
+        f"| {len(equivalent)} ({share:.1f}%) | {len(accepted)} | {len(open_)} |",
         "",
         "## By operator",
         "",
@@ -142,17 +167,24 @@ def report(results: list[Result], equivalents: dict[str, str]) -> str:
         lines.append("None.")
     for r in equivalent:
         lines += _survivor(r, equivalents[r.mutant.id])
+    lines += ["", "## Undecided by the corpus (readings it accepts either way)", ""]
+    if not accepted:
+        lines.append("None.")
+    for r in accepted:
+        lines += _survivor(r, undecided[r.mutant.id])
     lines += ["", "## Surviving mutants that are not equivalent", ""]
     if not open_:
         lines.append("None.")
     for r in open_:
         lines += _survivor(r, "No case kills it yet.")
     if stale:
-        lines += ["", "## Listed as equivalent but killed or gone", ""]
+        lines += ["", "## Listed as equivalent or undecided but killed or gone", ""]
         lines += [f"- `{s}`" for s in stale]
     lines += ["", "## Every mutant", "", "| mutant | line | killed by |", "| --- | ---: | --- |"]
     for r in results:
-        killer = r.killed_by or ("equivalent" if r in equivalent else "**survived**")
+        killer = r.killed_by or (
+            "equivalent" if r in equivalent else "undecided" if r in accepted else "**survived**"
+        )
         lines.append(f"| `{_cell(r.mutant.id)}` | {r.mutant.line} | {_cell(killer)} |")
     return "\n".join(lines) + "\n"
 
