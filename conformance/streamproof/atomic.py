@@ -1,4 +1,4 @@
-"""Files written whole or not at all.
+"""Files written whole or not at all, and never through what is not a plain file.
 
 Every file streamproof writes goes through ``write_atomic`` (or, written
 piece by piece, ``writing_atomic``): the text is written to a temporary
@@ -8,27 +8,177 @@ or a full disk leaves the old file (or no file), never half of a new one.
 ``replace_into`` does the same for a file another program wrote (pytest's
 JUnit XML, pytest-html's report). Standard library only; every layer may
 import this module.
+
+What the target is decides how it is written (``written_into``):
+
+- a plain file, or nothing yet: replaced as above;
+- a FIFO or a character device (``/dev/null``, a terminal, ``mkfifo``): it
+  is written into, never replaced; the text is still staged whole in a
+  temporary file (in the system's temporary folder), so a reader gets all of
+  it or nothing;
+- a symbolic link at the final component is not followed and the write is
+  refused (``OSError``, one line naming the file), except for the links
+  naming this process's own descriptors (``/dev/stdout``, ``/dev/stderr``,
+  ``/dev/fd/N``, the shell's ``>(jq .)``) when they lead to a FIFO or a
+  character device: those are written into;
+- a block device, a socket or a folder is refused.
+
+``opened_for_appending`` opens a target the same way to add lines at its end
+(``--trace`` after its first writer, several at once); ``held_open`` keeps a
+FIFO open while it is opened several times, so that its reader sees one end.
+
+A writer killed with SIGKILL cannot remove its temporary file. Each carries
+its writer's process id (``.streamproof-partial-NAME.PID.XXXXXXXX``); the next
+write of the same target removes those of this user whose writer is gone. (A
+process id from another PID namespace sharing the folder cannot be told
+apart from a dead one: such a writer's rename then fails, loudly.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["discard", "replace_into", "temporary_beside", "write_atomic", "writing_atomic"]
+__all__ = [
+    "discard",
+    "held_open",
+    "opened_for_appending",
+    "replace_into",
+    "temporary_beside",
+    "write_atomic",
+    "writing_atomic",
+    "written_into",
+]
 
 _PREFIX = ".streamproof-partial-"
+# The process's own descriptors, through the links the system gives them.
+_DESCRIPTOR = re.compile(
+    r"/dev/(stdout|stderr|fd/[0-9]+)|/proc/(self|thread-self|[0-9]+)/fd/[0-9]+"
+)
+# What follows the target's name in a temporary file's: its writer's process id, mkstemp's letters.
+_WRITER = re.compile(r"([0-9]{1,10})\.[a-z0-9_]+")
+_REFUSED = {
+    stat.S_IFBLK: (errno.EINVAL, "is a block device, not a file"),
+    stat.S_IFSOCK: (errno.EINVAL, "is a socket, not a file"),
+    stat.S_IFDIR: (errno.EISDIR, "is a folder, not a file"),
+}
+
+
+def _refusal(target: Path, mode: int) -> OSError:
+    code, text = _REFUSED.get(stat.S_IFMT(mode), (errno.EINVAL, "is not a plain file"))
+    return OSError(code, text, str(target))
+
+
+def _descriptor(target: Path) -> bool:
+    """``target`` names one of this process's descriptors (``/dev/stdout``, ``/dev/fd/3``)."""
+    path = os.path.abspath(target)
+    found = _DESCRIPTOR.fullmatch(path)
+    return found is not None and found.group(2) in (None, "self", "thread-self", str(os.getpid()))
+
+
+def written_into(target: Path) -> bool:
+    """Whether ``target`` is written into (a FIFO or a character device) rather than
+    replaced (a plain file, or none yet); ``OSError`` for anything else."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        if _descriptor(target):
+            raise OSError(errno.EBADF, "names no open descriptor", str(target)) from None
+        return False
+    if stat.S_ISLNK(mode):
+        mode = _followed(target)
+    if stat.S_ISREG(mode):
+        return False
+    if _into(mode):
+        return True
+    raise _refusal(target, mode)
+
+
+def _into(mode: int) -> bool:
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def _followed(link: Path) -> int:
+    """The mode of what ``link`` leads to, when it is one of the process's own
+    descriptors leading to a FIFO or a character device; else ``OSError``."""
+    if _descriptor(link):
+        mode = os.stat(link).st_mode
+        if _into(mode):
+            return mode
+    raise OSError(
+        errno.ELOOP,
+        "is a symbolic link; streamproof does not write through links (name the file itself)",
+        str(link),
+    )
+
+
+def _opened(target: Path, flags: int) -> int:
+    """A descriptor of ``target`` for writing, never through a link but the
+    process's own; checked again once open, in case the path changed meanwhile."""
+    into = written_into(target)
+    if not _descriptor(target):
+        flags |= os.O_NOFOLLOW
+    fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC | flags, 0o666)
+    mode = os.fstat(fd).st_mode
+    if _into(mode) if into else stat.S_ISREG(mode):
+        return fd
+    os.close(fd)
+    raise OSError(errno.EAGAIN, "changed while it was being opened; not written", str(target))
+
+
+@contextlib.contextmanager
+def _naming(target: Path) -> Iterator[None]:
+    """An ``OSError`` that names no file (a full disk, ``/dev/full``) names ``target``."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from exc
 
 
 def temporary_beside(target: Path) -> Path:
-    """A new, empty temporary file in ``target``'s folder (created now)."""
-    fd, name = tempfile.mkstemp(prefix=f"{_PREFIX}{target.name}.", dir=target.parent)
+    """A new, empty temporary file for ``target`` (created now): in its folder, or
+    in the system's temporary folder for a target written into (``/dev/null``)."""
+    folder = Path(tempfile.gettempdir()) if written_into(target) else target.parent
+    prefix = f"{_PREFIX}{target.name}."
+    _remove_stale(folder, prefix)
+    fd, name = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", dir=folder)
     os.close(fd)
     return Path(name)
+
+
+def _remove_stale(folder: Path, prefix: str) -> None:
+    """Remove the temporary files of ``prefix`` in ``folder`` that a writer of this
+    user left when it was killed (its process is gone)."""
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if not entry.name.startswith(prefix):
+                continue
+            found = _WRITER.fullmatch(entry.name.removeprefix(prefix))
+            if found is None or _alive(int(found[1])):
+                continue
+            status = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(status.st_mode) and status.st_uid == os.geteuid():
+                discard(Path(entry.path))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # (another user's, or no process id: not ours to judge)
+    return True
 
 
 def discard(path: Path) -> None:
@@ -38,11 +188,23 @@ def discard(path: Path) -> None:
 
 
 def replace_into(temporary: Path, target: Path) -> None:
-    """Move the finished ``temporary`` over ``target`` in one step.
+    """Move the finished ``temporary`` over ``target`` in one step (or copy it
+    into a FIFO or device ``target``, see ``written_into``).
 
     ``mkstemp`` creates files readable by their owner only; the moved file
     gets the permissions a plain ``open(target, "w")`` would have given it.
     """
+    if written_into(target):
+        try:
+            with (
+                _naming(target),
+                open(temporary, "rb") as staged,
+                open(_opened(target, 0), "wb") as out,
+            ):
+                shutil.copyfileobj(staged, out)
+        finally:
+            discard(temporary)
+        return
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(temporary, 0o666 & ~umask)
@@ -61,11 +223,32 @@ def writing_atomic(target: Path, *, encoding: str = "utf-8") -> Iterator[TextIO]
     in one step when the block ends, and is removed if the block raises."""
     temporary = temporary_beside(target)
     try:
-        with open(temporary, "w", encoding=encoding, newline="") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        replace_into(temporary, target)
+        with _naming(target):
+            with open(temporary, "w", encoding=encoding, newline="") as out:
+                yield out
+                out.flush()
+                os.fsync(out.fileno())
+            replace_into(temporary, target)
     except BaseException:
         discard(temporary)
         raise
+
+
+@contextlib.contextmanager
+def held_open(target: Path | None) -> Iterator[None]:
+    """Keep a FIFO ``target`` open for writing during the block: its reader reads
+    one stream, however often the block opens and closes ``target`` meanwhile."""
+    if target is None or not written_into(target) or not stat.S_ISFIFO(os.stat(target).st_mode):
+        yield
+        return
+    fd = _opened(target, 0)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def opened_for_appending(target: Path, *, encoding: str = "utf-8") -> TextIO:
+    """``target`` opened to add text at its end, created if missing (see ``written_into``)."""
+    flags = os.O_APPEND if written_into(target) else os.O_APPEND | os.O_CREAT
+    return open(_opened(target, flags), "w", encoding=encoding)

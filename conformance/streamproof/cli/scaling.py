@@ -17,8 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..errors import UsageError
+from ..harness.strict_json import read_document
 from ..reporting.wire import terminal_safe
+from .inputs import MAX_TIMEOUT, check_outputs, check_timeout
 
 __all__ = ["add_arguments", "run"]
 
@@ -46,7 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--repeat", type=int, default=2, help="runs per size, best kept (default 2)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="seconds per run (default 60)"
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help=f"seconds per run, at most {MAX_TIMEOUT} (default 60)",
     )
     parser.add_argument("--no-throughput", action="store_true", help="skip the throughput figure")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the results here")
@@ -72,20 +79,22 @@ def _options(args: argparse.Namespace) -> tuple[list[str], list[int] | None]:
             raise UsageError(f"--sizes: {args.sizes!r} is not a list of integers") from None
         if len(sizes) < 2 or any(s < 1 for s in sizes) or sizes != sorted(set(sizes)):
             raise UsageError(f"--sizes: {args.sizes!r} must be two or more growing positive sizes")
-    if args.repeat < 1 or not args.timeout > 0:
-        raise UsageError("--repeat must be at least 1 and --timeout positive")
+    if args.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
+    check_timeout(args.timeout)
     return names, sizes
 
 
 def run(args: argparse.Namespace) -> int:
     names, sizes = _options(args)
+    check_outputs({"--json": args.json, "--merge": args.merge})  # before the long part
     from ..fuzz import scaling
     from ..fuzz.timing import TimedAdapter
 
     merged: dict[str, Any] = {}
     if args.merge is not None and args.merge.exists():
         try:
-            merged = dict(json.loads(args.merge.read_text(encoding="utf-8"))["adapters"])
+            merged = dict(read_document(args.merge)["adapters"])
         except (ValueError, KeyError, TypeError):
             raise UsageError(f"{args.merge}: not a scaling results file") from None
     results: dict[str, Any] = {}
@@ -121,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     for path in (args.json, args.merge):
         if path is not None:
-            path.write_text(text, encoding="utf-8")
+            write_atomic(path, text)
     return 0
 
 
