@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..atomic import held_open
 from ..corpus.cases import SEVERITIES, Corpus, load_corpus
 from ..errors import CommandError, UsageError
 from ..harness.engine import Result
@@ -20,6 +21,7 @@ from ..harness.selection import Selection, awaiting_notice, awaiting_review
 from ..harness.trace import TraceFile
 from ..harness.transports import (
     DEFAULT_SEED,
+    TRANSPORTS,
     draw_seed,
     parse_seed,
     parse_seeds,
@@ -36,7 +38,7 @@ from ..reporting.results import (
     write_json,
 )
 from ..reporting.terminal import print_summary
-from .inputs import check_run_inputs
+from .inputs import MAX_JOBS, MAX_TIMEOUT, check_run_inputs
 from .options import add_corpus_option
 from .pytest_session import RunInterrupted, RunOptions, run_through_pytest
 from .selecting import add_selection_arguments, selection_of
@@ -81,14 +83,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help="per case-run timeout (default: 10 s + 30 s per MB of body)",
+        help=f"per case-run timeout, at most {MAX_TIMEOUT} (a day; "
+        "default: 10 s + 30 s per MB of body)",
     )
     parser.add_argument(
         "--jobs",
         type=int,
         default=1,
         metavar="N",
-        help="run N adapter processes in parallel (default: 1)",
+        help=f"run N adapter processes in parallel (default: 1, at most {MAX_JOBS})",
     )
     parser.add_argument(
         "--http",
@@ -136,10 +139,6 @@ def run(args: argparse.Namespace) -> int:
     check_run_inputs(args)
     args.adapter = args.adapter or "reference"
     transports, _ = selection_of(args)  # checked here, applied by execute_run
-    if args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds")
     seed, seeds = _seed_options(args, transports)
     return execute_run(
         RunOptions(
@@ -217,7 +216,8 @@ def execute_run(request: RunOptions) -> int:
     received: list[int] = []
     with _terminate_interrupts(received):
         try:
-            return _execute(request)
+            with held_open(request.trace):  # (opened by the probe, then by the session)
+                return _execute(request)
         except RunInterrupted as exc:
             line = f"{exc}; no results written"
         except _WritingInterrupted as exc:
@@ -246,8 +246,8 @@ def _execute(request: RunOptions) -> int:
     waiting = awaiting_review(corpus.cases, [glob for glob, _ in selection.cases])
     if not work and waiting:
         raise RunError(f"nothing to run: {awaiting_notice(len(waiting))}")
-    if not work and any(selection.wants_case(c) for c in corpus.cases if c.runnable):
-        # Cases were selected, but none runs under these transports (recorded, say).
+    if not work and selection.plan(corpus.cases, TRANSPORTS):
+        # Runs were selected, but none under these transports (recorded, say).
         raise RunError(
             nothing_scored({"by_severity": {}}, request.transports) or "nothing was scored"
         )

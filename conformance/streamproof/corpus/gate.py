@@ -3,8 +3,9 @@
 A corpus may come from someone else (a pull request, a vendored copy), so
 nothing in it may make streamproof read outside it or read for ever: a
 symbolic link (to ``/proc/self/environ``, ``/etc/passwd``, a folder
-elsewhere), a FIFO or a device is refused with one line naming the path,
-and so is a file larger than :data:`MAX_FILE_BYTES`. ``walk`` lists what a
+elsewhere), a hard link (a second name of a file that may live outside),
+a FIFO or a device is refused with one line naming the path, and so is a
+file larger than :data:`MAX_FILE_BYTES`. ``walk`` lists what a
 corpus holds and ``read_file`` reads one file; the loader, the manifest and
 the corpus digest all go through them, so the digest covers exactly the
 files that are loaded.
@@ -21,10 +22,11 @@ from typing import Any
 
 __all__ = [
     "MAX_DEPTH",
-    "Digests",
     "MAX_FILE_BYTES",
     "SIZE_VARIABLE",
+    "Digests",
     "UnsafeFile",
+    "decode",
     "max_file_bytes",
     "parse_json",
     "read_chunks",
@@ -63,7 +65,8 @@ def max_file_bytes() -> int:
     value = os.environ.get(SIZE_VARIABLE, "").strip()
     if not value:
         return MAX_FILE_BYTES
-    if not value.isdigit() or int(value) < 1:
+    # ASCII digits only: str.isdigit takes superscripts, which int() refuses
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
         raise UnsafeFile(f"${SIZE_VARIABLE} is {value!r}, not a positive number of bytes")
     return int(value)
 
@@ -81,6 +84,25 @@ def _kind(mode: int) -> str | None:
     if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         return "not a regular file"
     return None
+
+
+# The installed package's own data: installers such as uv hard-link its files
+# from their cache, and it is as trusted as the code beside it.
+_INSTALLED = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "_data")
+
+
+def _hard_link(path: Path | str, info: os.stat_result) -> UnsafeFile | None:
+    """The refusal of a regular file with more than one name, or ``None``.
+
+    Its other name may be anywhere on the file system: what a corpus holds
+    would be another file's bytes, read (and shown, and served) as the corpus's.
+    """
+    if info.st_nlink < 2 or not stat.S_ISREG(info.st_mode):
+        return None
+    where = os.path.realpath(os.path.dirname(path))
+    if os.path.commonpath((_INSTALLED, where)) == _INSTALLED:
+        return None
+    return _refusal(path, f"a hard link ({info.st_nlink} names for one file)")
 
 
 def _refusal(path: Path | str, kind: str) -> UnsafeFile:
@@ -122,6 +144,9 @@ def read_file(path: Path | str, root: Path | None = None, seen: Digests | None =
         kind = _kind(info.st_mode)
         if kind is not None:
             raise _refusal(path, kind)
+        linked = _hard_link(path, info)
+        if linked is not None:
+            raise linked
         if info.st_size > limit:
             raise UnsafeFile(_too_large(path, info.st_size, limit))
         os.set_blocking(fd, True)
@@ -149,7 +174,11 @@ def _too_large(path: Path | str, size: int, limit: int) -> str:
 
 def read_text(path: Path, root: Path | None = None, seen: Digests | None = None) -> str:
     """``read_file`` decoded as UTF-8; ``UnsafeFile`` names a file that is not UTF-8."""
-    data = read_file(path, root, seen)
+    return decode(read_file(path, root, seen), path)
+
+
+def decode(data: bytes, path: Path | str) -> str:
+    """``data``, read from ``path``, decoded as UTF-8; ``UnsafeFile`` if it is not UTF-8."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -165,17 +194,43 @@ def read_json(path: Path, root: Path | None = None, seen: Digests | None = None)
     return parse_json(read_text(path, root, seen), path)
 
 
-def parse_json(text: str, path: Path | str) -> Any:
-    """``text``, read from ``path`` through the gate, parsed as ``read_json`` does."""
+def parse_json(text: str, path: Path | str, *, depth: int = MAX_DEPTH, **hooks: Any) -> Any:
+    """``text``, read from ``path`` through the gate, parsed as ``read_json`` does.
+
+    A key stated twice in one object is refused: a reader of the file sees
+    the first, ``json`` keeps the last (RFC 8259 §4 leaves it open).
+    ``depth`` bounds the nesting; ``hooks`` go to ``json.loads`` (strict
+    JSON's ``parse_constant`` and ``parse_float``, say).
+    """
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys, **hooks)
     except RecursionError:
-        raise UnsafeFile(f"{path}: nested deeper than {MAX_DEPTH} levels") from None
+        raise UnsafeFile(f"{path}: nested deeper than {depth} levels") from None
+    except _DuplicateKey as exc:
+        raise UnsafeFile(f"{path}: key {exc.key!r} twice in one object") from None
     except ValueError as exc:
         raise UnsafeFile(f"{path}: not valid JSON: {exc}") from None
     # (a text with no more brackets than the bound cannot nest past it)
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth_over(data, MAX_DEPTH):
-        raise UnsafeFile(f"{path}: nested deeper than {MAX_DEPTH} levels")
+    if text.count("[") + text.count("{") > depth and _depth_over(data, depth):
+        raise UnsafeFile(f"{path}: nested deeper than {depth} levels")
+    return data
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One JSON object; ``_DuplicateKey`` names a key it states twice."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return data
 
 
@@ -217,14 +272,17 @@ def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> li
         folder = pending.pop()
         with os.scandir(folder) as entries:
             for entry in entries:
-                mode = entry.stat(follow_symlinks=False).st_mode
-                if stat.S_ISDIR(mode):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
                     if entry.name not in skip:
                         pending.append(entry.path)
                     continue
-                kind = _kind(mode)
+                kind = _kind(info.st_mode)
                 if kind is not None:
                     raise _refusal(Path(entry.path), kind)
+                linked = _hard_link(entry.path, info)
+                if linked is not None:
+                    raise linked
                 files.append(entry.path[len(top) + 1 :].replace(os.sep, "/"))
     files.sort(key=lambda name: name.split("/"))
     return files
