@@ -1,7 +1,8 @@
 """The ``streamproof`` command: the application layer's front door.
 
 Exit status: 0 success, 1 conformance failures, 2 usage or corpus error
-(one line naming the file and the problem, never a traceback).
+(one line naming the file and the problem, never a traceback), 130 after
+Ctrl-C (one line too: what was written by then stays, each file whole).
 
 Each command lives in its own module of this package, with
 ``add_arguments(parser)`` and ``run(args) -> int``, and is imported only when
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -80,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt:  # (run says how far it got itself)
+        _error("interrupted; nothing more was written")
+        return 128 + signal.SIGINT
     except CorpusError as exc:
         for problem in exc.problems:
             _error(problem)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import UsageError
 from ..harness.adapter_check import check_adapter
 from ..harness.trace import TraceFile
 from ..reporting.wire import terminal_safe
+from .inputs import MAX_TIMEOUT, check_timeout
 
 __all__ = ["add_arguments", "run"]
 
@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=10.0,
         metavar="SECONDS",
-        help="time for each reply (default: 10; the handshake gets at least 10)",
+        help=f"time for each reply, at most {MAX_TIMEOUT} "
+        "(default: 10; the handshake gets at least 10)",
     )
     parser.add_argument(
         "--trace",
@@ -42,8 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.timeout > 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
+    check_timeout(args.timeout)
     trace = TraceFile(args.trace, append=False) if args.trace else None
     failed: list[str] = []
     total = 0

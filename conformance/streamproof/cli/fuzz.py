@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..harness.protocol import AdapterProcess
 from ..reporting.wire import terminal_safe
+from .inputs import MAX_TIMEOUT, check_timeout
 
 __all__ = ["add_arguments", "run"]
 
@@ -46,7 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="go on after a disagreement until N distinct ones (default: 1)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=10.0, metavar="S", help="seconds per run (default: 10)"
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help=f"seconds per run, at most {MAX_TIMEOUT} (default: 10)",
     )
 
 
@@ -57,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--seconds must be positive, not {args.seconds}")
     if args.keep_going < 1:
         raise UsageError(f"--keep-going must be at least 1, not {args.keep_going}")
-    if not args.timeout > 0:
-        raise UsageError(f"--timeout must be positive, not {args.timeout}")
+    check_timeout(args.timeout)
     from ..fuzz.session import Fuzzer
 
     process = AdapterProcess(args.adapter)

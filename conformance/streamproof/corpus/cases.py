@@ -143,6 +143,7 @@ def load_case(
         return None, [f"{name()}: {problem}"]
     folder_id = case_json.parent.relative_to(root / "cases").as_posix()
     problems = [f"{name()}: {found}" for found in header_problems(data["response"]["headers"])]
+    problems += [f"{name()}: {found}" for found in _float_integers(data)]
     if data["id"] != folder_id:
         problems.append(f"{name()}: id {data['id']!r} does not match its folder {folder_id!r}")
     body_path = case_json.parent / data["response"]["body"]
@@ -178,6 +179,20 @@ def header_problems(headers: dict[str, Any]) -> list[str]:
         f"header {name!r} has a control character in its value {value!r}"
         for name, value in headers.items()
         if isinstance(value, str) and any(_is_control(ch) for ch in value)
+    ]
+
+
+#: The fields of a case the schema types "integer", which JSON Schema lets be
+#: written ``5.0`` or ``1e3`` (a number with no fraction is an integer there).
+_INTEGERS = (("response", "status"), ("fault", "after_byte"))
+
+
+def _float_integers(data: dict[str, Any]) -> list[str]:
+    """The integer fields written as floats: what the schema takes, the case's readers may not."""
+    return [
+        f"{outer}.{inner} is {value!r}, not an integer: write it with no fraction nor exponent"
+        for outer, inner in _INTEGERS
+        if isinstance(value := (data.get(outer) or {}).get(inner), float)
     ]
 
 

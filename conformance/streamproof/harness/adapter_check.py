@@ -25,7 +25,7 @@ from .capture import OutputCapture, last_meaningful_line
 from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
 from .loader import CAPABILITIES, AdapterError
 from .protocol import MIN_START_TIMEOUT, Trace, process_for
-from .strict_json import NotStrictJSON, reject_constant
+from .strict_json import NotStrictJSON, loads
 
 __all__ = ["Check", "check_adapter"]
 
@@ -98,7 +98,7 @@ class _Child:
         if self.trace is not None:
             self.trace("from-adapter", self.proc.pid, line)
         try:
-            value = json.loads(line, parse_constant=reject_constant)
+            value = loads(line)
         except (NotStrictJSON, ValueError, RecursionError) as exc:
             return None, f"wrote a line that is not strict JSON ({exc}): {line[:80]!r}"
         if not isinstance(value, dict):

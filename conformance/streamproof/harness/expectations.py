@@ -26,13 +26,13 @@ entries is named in one warning line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..corpus.cases import CorpusError
 from ..corpus.schemas import schema_errors
+from .strict_json import read_document
 from .verdicts import Result, Verdict
 
 __all__ = [
@@ -95,9 +95,10 @@ class Expectations:
 def load_expectations(path: Path, known_ids: set[str]) -> Expectations:
     """Read and check the file; ``CorpusError`` (exit 2) with one line per problem."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise CorpusError([f"{path}: cannot read expectations: {exc}"]) from None
+        data = read_document(path)
+    except (OSError, ValueError) as exc:  # (a ValueError's line names the file already)
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc).removeprefix(f"{path}: ")
+        raise CorpusError([f"{path}: cannot read expectations: {reason or exc}"]) from None
     problem = schema_errors("expectations", data)
     if problem:
         raise CorpusError([f"{path}: {problem}"])

@@ -32,7 +32,7 @@ from . import nodejs
 from .capture import OutputCapture, last_meaningful_line
 from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
 from .loader import CAPABILITIES, AdapterError
-from .strict_json import NotStrictJSON, reject_constant
+from .strict_json import NotStrictJSON, loads
 
 __all__ = ["MAX_REPLY", "AdapterProcess", "Reply", "Trace", "close_all", "process_for"]
 
@@ -358,8 +358,8 @@ class AdapterProcess:
             line = self._read_line(deadline, timeout)
             self._traced("from-adapter", line)
             try:
-                reply = json.loads(line, parse_constant=reject_constant)
-            except NotStrictJSON as exc:  # NaN or Infinity: not JSON, whatever Python accepts
+                reply = loads(line)
+            except NotStrictJSON as exc:  # NaN, Infinity, 1e400: not JSON, whatever Python reads
                 raise _Dead(
                     Reply("crash", message=f"protocol: reply is not strict JSON: {exc}")
                 ) from None

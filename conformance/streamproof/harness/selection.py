@@ -6,7 +6,9 @@ can be pasted back into ``--case`` or ``show``. A bare glob selects every
 transport of the cases it matches. ``-k`` takes pytest's kind of
 expression (``and``, ``or``, ``not``, parentheses) whose words match, case
 insensitively, as substrings of a run's case id, title, tags, provider,
-severity and transport.
+severity and transport. An expression is at most :data:`KEYWORD_WORDS`
+words and operators long and nests (``not``, parentheses) at most
+:data:`KEYWORD_DEPTH` levels deep: past either it is a ``KeywordError``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 from ..corpus.cases import Case
 
 __all__ = [
+    "KEYWORD_DEPTH",
+    "KEYWORD_WORDS",
     "KeywordError",
     "Selection",
     "awaiting_notice",
@@ -27,6 +31,12 @@ __all__ = [
     "split_run_id",
     "split_values",
 ]
+
+#: The most words and operators in one ``-k`` expression.
+KEYWORD_WORDS = 512
+#: The deepest nesting of ``not`` and parentheses in one ``-k`` expression
+#: (the parser and the matcher recurse once per level).
+KEYWORD_DEPTH = 32
 
 _RUN_ID = re.compile(r"^(?:streamproof::)?(?P<case>[^\[\]\s]+)\s*\[(?P<transport>[a-z]+)\]$")
 
@@ -117,10 +127,14 @@ def keyword_matcher(expression: str) -> _Matcher:
     tokens = [t for t in _TOKEN.findall(expression) if t]
     if not tokens:
         raise KeywordError("-k: an empty expression")
+    if len(tokens) > KEYWORD_WORDS:
+        raise KeywordError(
+            f"-k {_shown(expression)}: longer than {KEYWORD_WORDS} words and operators"
+        )
     parser = _Parser(tokens, expression)
     matcher = parser.expression()
     if parser.position != len(tokens):
-        raise KeywordError(f"-k {expression!r}: unexpected {tokens[parser.position]!r}")
+        raise KeywordError(f"-k {parser.text}: unexpected {tokens[parser.position]!r}")
     return matcher
 
 
@@ -163,8 +177,9 @@ class _Parser:
 
     def __init__(self, tokens: list[str], text: str) -> None:
         self.tokens = tokens
-        self.text = text
+        self.text = _shown(text)
         self.position = 0
+        self.depth = 0  # of not and parentheses, at the token being read
 
     def _peek(self) -> str | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
@@ -172,9 +187,14 @@ class _Parser:
     def _take(self) -> str:
         token = self._peek()
         if token is None:
-            raise KeywordError(f"-k {self.text!r}: ends too early")
+            raise KeywordError(f"-k {self.text}: ends too early")
         self.position += 1
         return token
+
+    def _nest(self) -> None:
+        self.depth += 1
+        if self.depth > KEYWORD_DEPTH:
+            raise KeywordError(f"-k {self.text}: nests deeper than {KEYWORD_DEPTH} levels")
 
     def expression(self) -> _Matcher:
         left = self.term()
@@ -192,16 +212,21 @@ class _Parser:
 
     def factor(self) -> _Matcher:
         token = self._take()
-        if token == "not":
-            return _Not(self.factor())
-        if token == "(":
-            inner = self.expression()
-            if self._take() != ")":
-                raise KeywordError(f"-k {self.text!r}: a '(' is not closed")
+        if token in ("not", "("):
+            self._nest()
+            inner = _Not(self.factor()) if token == "not" else self.expression()
+            if token == "(" and self._take() != ")":
+                raise KeywordError(f"-k {self.text}: a '(' is not closed")
+            self.depth -= 1
             return inner
         if token in ("and", "or", ")"):
-            raise KeywordError(f"-k {self.text!r}: unexpected {token!r}")
+            raise KeywordError(f"-k {self.text}: unexpected {token!r}")
         return _Word(token.lower())
+
+
+def _shown(expression: str) -> str:
+    """An expression in a message: quoted, and cut when long."""
+    return repr(expression if len(expression) <= 60 else expression[:57] + "...")
 
 
 def awaiting_review(cases: Iterable[Case], globs: Sequence[str] = ()) -> list[Case]:

@@ -2,22 +2,39 @@
 
 Python's ``json`` reads and writes ``NaN`` and ``Infinity`` by default and
 turns an ``int`` key into a string without a word; neither is JSON, and a
-results file that carries them is not one any other tool can read. The
-worker refuses such an outcome (``first_problem``), the harness refuses such
-a reply from an adapter in any language (``reject_constant``), and
-``verify`` refuses such a results file (``loads``).
+results file that carries them is not one any other tool can read. Nor is
+a number beyond a double's range (``1e400``), which Python reads as ``inf``
+without a word. The worker refuses such an outcome (``first_problem``), the
+harness refuses such a reply from an adapter in any language (``loads``),
+and ``verify``, ``diff``, ``report`` and ``--expect`` refuse such a file
+(``read_document``, which also bounds its nesting and refuses a FIFO).
 
-Standard library only: the adapter worker imports it.
+Standard library only at import: the adapter worker imports it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
+from pathlib import Path
 from typing import Any, NoReturn
 
-__all__ = ["NotStrictJSON", "first_problem", "loads", "reject_constant"]
+__all__ = [
+    "DOCUMENT_DEPTH",
+    "NotStrictJSON",
+    "finite_float",
+    "first_problem",
+    "loads",
+    "read_document",
+    "reject_constant",
+]
+
+#: Deepest nesting of a results, baseline or known-failures file: far more
+#: than any of them has, and far from Python's recursion limit.
+DOCUMENT_DEPTH = 256
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -31,9 +48,47 @@ def reject_constant(name: str) -> NoReturn:
     raise NotStrictJSON(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
 
 
+def finite_float(text: str) -> float:
+    """``parse_float`` for ``json.loads``: refuse a number beyond a double's range."""
+    value = float(text)
+    if math.isinf(value):
+        raise NotStrictJSON(f"{text} is out of the range of a double (RFC 8259 §6)")
+    return value
+
+
 def loads(text: str | bytes) -> Any:
-    """``json.loads`` that raises ``NotStrictJSON`` on ``NaN`` and ``Infinity``."""
-    return json.loads(text, parse_constant=reject_constant)
+    """``json.loads`` that raises ``NotStrictJSON`` on ``NaN``, ``Infinity`` and ``1e400``."""
+    return json.loads(text, parse_constant=reject_constant, parse_float=finite_float)
+
+
+def read_document(path: Path) -> Any:
+    """The strict JSON file ``path`` names, at most :data:`DOCUMENT_DEPTH` levels deep.
+
+    ``OSError`` when it cannot be read, a FIFO, a device or a socket included
+    (opened without waiting for a writer); ``ValueError`` naming ``path`` in
+    one line when its text is not UTF-8, not strict JSON or nested too deep.
+    """
+    from ..corpus.gate import decode, parse_json  # (not at import: the worker imports this)
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(fd, "rb") as file:
+        kind = _not_regular(os.fstat(fd).st_mode)
+        if kind:
+            raise OSError(0, f"{kind}, not a regular file", str(path))
+        os.set_blocking(fd, True)
+        text = decode(file.read(), path)
+    return parse_json(
+        text, path, depth=DOCUMENT_DEPTH, parse_constant=reject_constant, parse_float=finite_float
+    )
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file that is not a regular file is, or ``None``."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a device or a socket"
 
 
 def _step(path: str, key: str | int) -> str:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
+from ..cli.inputs import MAX_JOBS, MAX_TIMEOUT, check_jobs, check_timeout
 from ..corpus.cases import SEVERITIES
+from ..errors import UsageError
 from ..harness.transports import (
     DEFAULT_SEED,
     TRANSPORTS,
@@ -54,9 +59,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--streamproof-expect", metavar="FILE", help="known failures (JSON)")
     group.addoption(
         "--streamproof-timeout",
-        type=float,
+        type=_checked(float, check_timeout, "--streamproof-timeout"),
         metavar="SECONDS",
-        help="per case-run timeout (default: scaled with the body's size)",
+        help=f"per case-run timeout, at most {MAX_TIMEOUT} (default: scaled with the body's size)",
     )
     group.addoption(
         "--streamproof-seed",
@@ -82,10 +87,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--streamproof-jobs",
-        type=int,
+        type=_checked(int, check_jobs, "--streamproof-jobs"),
         default=1,
         metavar="N",
-        help="run N adapter processes in parallel, ahead of the tests that report them",
+        help="run N adapter processes in parallel, ahead of the tests that report them "
+        f"(at most {MAX_JOBS})",
     )
     group.addoption(
         "--streamproof-fail-on",
@@ -93,6 +99,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="may",
         help="lowest severity whose failures fail (lower ones are xfail)",
     )
+
+
+def _checked(kind: type, check: Callable[[Any, str], Any], option: str) -> Callable[[str], Any]:
+    """A ``type=`` reading ``kind`` and checking it as ``run`` does: out of range, a usage error."""
+
+    def read(text: str) -> Any:
+        try:
+            return check(kind(text), option)  # (a ValueError of kind(): argparse's message)
+        except UsageError as exc:
+            raise pytest.UsageError(f"streamproof: {exc}") from None
+
+    read.__name__ = kind.__name__  # argparse names the type in "invalid int value: 'x'"
+    return read
 
 
 def seeds_of(config: pytest.Config) -> tuple[int, list[int]]:

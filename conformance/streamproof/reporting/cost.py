@@ -9,13 +9,12 @@ the matrix shows it in a table of its own, never in a case's cell.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..harness.strict_json import reject_constant
+from ..harness.strict_json import read_document
 
 __all__ = ["CostRow", "ScalingError", "cost_rows", "load_scaling"]
 
@@ -38,9 +37,12 @@ class CostRow:
 def load_scaling(path: Path) -> dict[str, Any]:
     """The adapters of a scaling file, by name."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"), parse_constant=reject_constant)
-    except (OSError, ValueError) as exc:
-        raise ScalingError(f"{path}: not a scaling file: {exc}") from None
+        document = read_document(path)
+    except OSError as exc:
+        raise ScalingError(f"{path}: not a scaling file: {exc.strerror or exc}") from None
+    except ValueError as exc:  # (its line names the file already)
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise ScalingError(f"{path}: not a scaling file: {reason}") from None
     adapters = document.get("adapters") if isinstance(document, dict) else None
     if not isinstance(adapters, dict):
         raise ScalingError(f"{path}: not a scaling file: no 'adapters' object")

@@ -9,7 +9,6 @@ the cases every adapter handles alike. The HTML comes from
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..corpus.cases import SEVERITIES, Case, Corpus
 from ..corpus.schemas import schema_errors
 from ..harness.comparison import Divergence
 from ..harness.projection import GROUPS
+from ..harness.strict_json import read_document
 from .cost import cost_rows, load_scaling
 from .render import template
 from .wire import wire_view
@@ -49,11 +49,11 @@ class MatrixError(Exception):
 def load_results(path: Path) -> dict[str, Any]:
     """A results file, read and checked against its schema; ``MatrixError`` otherwise."""
     try:
-        document = json.loads(path.read_bytes().decode("utf-8"))
+        document = read_document(path)
     except OSError as exc:
         raise MatrixError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise MatrixError(f"{path}: not a results file: not valid JSON: {exc}") from None
+    except ValueError as exc:  # one line naming the file
+        raise MatrixError(str(exc)) from None
     if isinstance(document, dict) and "tool" not in document and "transports" in document:
         document = _from_baseline(document)
     problem = schema_errors("results", document)

@@ -8,7 +8,6 @@ retired ids. Used by ``diff``, ``known_failures`` and the matrix's readers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from ..corpus.cases import Corpus, default_root, read_manifest
 from ..corpus.schemas import schema_errors
 from ..errors import CorpusError
 from ..harness.comparison import Divergence
+from ..harness.strict_json import read_document
 from ..harness.transports import TRANSPORTS
 
 __all__ = ["DiffError", "RunRecord", "load_run", "retired_cases", "row_divergence", "run_record"]
@@ -100,11 +100,11 @@ def row_divergence(row: Mapping[str, Any]) -> str:
 def load_run(path: Path) -> RunRecord:
     """A results file or a baseline, checked; ``DiffError`` names what is wrong."""
     try:
-        document = json.loads(path.read_bytes().decode("utf-8"))
+        document = read_document(path)
     except OSError as exc:
         raise DiffError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise DiffError(f"{path}: not valid JSON: {exc}") from None
+    except ValueError as exc:  # one line naming the file
+        raise DiffError(str(exc)) from None
     return run_record(document, str(path))
 
 

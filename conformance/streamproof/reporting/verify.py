@@ -25,7 +25,7 @@ from ..atomic import write_atomic
 from ..corpus.cases import Case, Corpus, load_corpus
 from ..corpus.schemas import validator
 from ..harness.projection import GroupPlan, plan_groups
-from ..harness.strict_json import loads as strict_loads
+from ..harness.strict_json import read_document as read_strict
 from .coverage import coverage
 from .groups import group_figures, profile_figures
 
@@ -53,16 +53,17 @@ def as_corpus(corpus: Corpus | Path | None) -> Corpus:
 
 
 def read_document(path: Path) -> tuple[Any, str | None]:
-    """The JSON in ``path`` and ``None``, or ``None`` and why it is not JSON.
+    """The JSON in ``path`` and ``None``, or ``None`` and why it is not JSON (naming ``path``).
 
-    Strict JSON only: ``NaN`` or ``Infinity`` anywhere makes it not JSON.
-    ``OSError`` (a missing or unreadable file) propagates: that is a usage error.
+    Strict JSON only (``strict_json.read_document``): ``NaN``, ``Infinity``
+    or ``1e400`` anywhere, or a nesting past its bound, makes it not JSON.
+    ``OSError`` (a missing or unreadable file, a FIFO) propagates: that is a
+    usage error.
     """
-    data = path.read_bytes()
     try:
-        return strict_loads(data.decode("utf-8")), None
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        return None, f"not valid JSON: {exc}"
+        return read_strict(path), None
+    except ValueError as exc:  # one line naming the file
+        return None, str(exc)
 
 
 def recount(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -92,7 +93,7 @@ def verify(results_path: Path, corpus: Corpus | Path | None = None) -> list[str]
     """
     document, problem = read_document(results_path)
     if problem:
-        return [f"{results_path}: {problem}"]
+        return [problem]
     return [f"{results_path}: {p}" for p in verify_document(document, as_corpus(corpus))]
 
 
