@@ -19,7 +19,7 @@ from ..harness.loader import load_adapter
 from ..harness.nodejs import BUILTIN
 from ..harness.replay import find_case, replay_case
 from ..harness.transports import TRANSPORTS
-from ..reporting.wire import terminal_safe
+from ..reporting.wire import terminal_lines, terminal_safe
 from .options import add_corpus_option
 
 __all__ = ["add_arguments", "run"]
@@ -54,19 +54,19 @@ def run(args: argparse.Namespace) -> int:
             f"--case '{case.id} [{replay.transport}]' -v"
         )
     adapter = load_adapter(args.adapter)
-    print(f"{case.id} [{replay.transport}] with {adapter.name} {adapter.version}: {case.title}")
+    about = f"{case.id} [{replay.transport}] with {adapter.name} {adapter.version}: {case.title}"
+    print(terminal_safe(about))
     try:
         outcome, result = replay.run(adapter)
-    except Exception:
+    except Exception:  # (its message may quote the case's bytes: shown escaped)
+        print(terminal_lines(traceback.format_exc()), end="", file=sys.stderr)
         if args.pdb:
-            traceback.print_exc()
             pdb.post_mortem(sys.exc_info()[2])
         else:
-            traceback.print_exc()
             print("crash: the adapter raised (rerun with --pdb to stop there)")
         return 1
     print("--- outcome ---")
-    print(json.dumps(outcome, indent=2, ensure_ascii=False, default=repr))
+    print(terminal_lines(json.dumps(outcome, indent=2, ensure_ascii=False, default=repr)))
     verdict = result.verdict.value
     detail = f": {result.first_divergence}" if result.first_divergence else ""
     print(terminal_safe(f"--- {verdict}{detail}"))

@@ -6,6 +6,7 @@ import argparse
 
 from ..corpus.cases import load_corpus
 from ..errors import UsageError
+from ..reporting.wire import terminal_safe
 from .options import add_corpus_option, plural
 
 __all__ = ["add_arguments", "run"]
@@ -30,9 +31,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no case of provider {' '.join(args.provider)!r} (known: {known})")
     for case in cases:
         flag = "" if case.runnable else "  (recorded, not yet reviewed)"
-        print(f"{case.id:<58} {case.severity:<6} {case.title}{flag}")
+        print(terminal_safe(f"{case.id:<58} {case.severity:<6} {case.title}{flag}"))
     providers = len({c.provider for c in cases})
-    print(
-        f"{plural(len(cases), 'case')} of {plural(providers, 'provider')}, corpus {corpus.version}"
-    )
+    counted = f"{plural(len(cases), 'case')} of {plural(providers, 'provider')}"
+    print(terminal_safe(f"{counted}, corpus {corpus.version}"))
     return 0

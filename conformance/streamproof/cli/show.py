@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..corpus.cases import load_corpus
+from ..corpus.cases import Case, load_corpus
 from ..errors import UsageError
 from ..harness.selection import split_run_id
 from ..harness.transports import TRANSPORTS, boundaries
-from ..reporting.wire import wire_view
+from ..reporting.wire import terminal_lines, terminal_safe, wire_view
 from .options import add_corpus_option
 
 __all__ = ["add_arguments", "run"]
@@ -35,33 +35,36 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{case.id} has no recorded reads (no chunks.json): choose another transport"
         )
-    data = case.data
-    response = data["response"]
-    print(f"{case.id} [{case.severity}] {case.title}")
-    if data.get("comment"):
-        print(f"  {data['comment']}")
-    provenance = data["provenance"]
-    print(f"provenance: {provenance['kind']}: {provenance['source']}")
-    if provenance.get("observed"):
-        print(f"observed: {provenance['observed']}")
-    print(f"requires: {', '.join(sorted(case.requires)) or '(nothing)'}")
-    print(f"tags: {', '.join(data.get('tags', [])) or '(none)'}")
-    print(f"spec: {'; '.join(data.get('spec', [])) or '(none)'}")
-    print(f"request: {json.dumps(data.get('request', {}), ensure_ascii=False)}")
-    print(
-        f"HTTP {response['status']}  "
-        + "  ".join(f"{k}: {v}" for k, v in response["headers"].items())
-    )
     ends = (
         boundaries(case.body, transport, seed=args.seed, case_dir=case.dir) if transport else None
     )
-    print(
-        f"--- {response['body']} ({len(case.body)} bytes)"
-        + (f", reads marked ¦ ({transport})" if ends else "")
-        + " ---"
-    )
-    print(wire_view(case.body, ends))
+    for line in _about(case):  # each one line, whatever it holds
+        print(terminal_safe(line))
+    reads = f", reads marked ¦ ({transport})" if ends else ""
+    print(terminal_safe(f"--- {case.data['response']['body']} ({len(case.body)} bytes{reads}) ---"))
+    print(wire_view(case.body, ends))  # (made visible: no byte of it acts on the terminal)
     key = "expected" if "expected" in case.data else "expected_any"
     print(f"--- {key} ---")
-    print(json.dumps(case.data[key], indent=2, ensure_ascii=False))
+    print(terminal_lines(json.dumps(case.data[key], indent=2, ensure_ascii=False)))
     return 0
+
+
+def _about(case: Case) -> list[str]:
+    """The lines that say what the case is, where it comes from and what it sent."""
+    data = case.data
+    response, provenance = data["response"], data["provenance"]
+    lines = [f"{case.id} [{case.severity}] {case.title}"]
+    if data.get("comment"):
+        lines.append(f"  {data['comment']}")
+    lines.append(f"provenance: {provenance['kind']}: {provenance['source']}")
+    if provenance.get("observed"):
+        lines.append(f"observed: {provenance['observed']}")
+    lines += [
+        f"requires: {', '.join(sorted(case.requires)) or '(nothing)'}",
+        f"tags: {', '.join(data.get('tags', [])) or '(none)'}",
+        f"spec: {'; '.join(data.get('spec', [])) or '(none)'}",
+        f"request: {json.dumps(data.get('request', {}), ensure_ascii=False)}",
+        f"HTTP {response['status']}  "
+        + "  ".join(f"{k}: {v}" for k, v in response["headers"].items()),
+    ]
+    return lines

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     corpus = load_corpus(root)
     for case in awaiting_review(corpus.cases):
-        print(f"{case.id}: recorded, awaits review (streamproof review {case.id})")
-    print(f"ok: {len(corpus.cases)} cases, corpus {corpus.version} (sha256 {corpus.sha256})")
+        print(terminal_safe(f"{case.id}: recorded, awaits review (streamproof review {case.id})"))
+    ok = f"ok: {len(corpus.cases)} cases, corpus {corpus.version} (sha256 {corpus.sha256})"
+    print(terminal_safe(ok))
     return 0

@@ -25,7 +25,7 @@ from ..corpus.cases import Case, default_root
 from ..corpus.gate import UnsafeFile, read_chunks, read_file, read_json
 from ..corpus.schemas import schema_errors
 from ..corpus.validate import needed_capabilities
-from ..reporting.wire import wire_view
+from ..reporting.wire import terminal_lines, terminal_safe, wire_view
 from ..resources import data_path
 
 __all__ = ["review_main"]
@@ -49,7 +49,7 @@ def review_main(args: argparse.Namespace) -> int:
     try:
         return _review(args, console)
     except ReviewError as exc:
-        print(f"streamproof: {exc}", file=sys.stderr)
+        print(f"streamproof: {terminal_safe(str(exc))}", file=sys.stderr)
         return exc.code
 
 
@@ -58,14 +58,22 @@ class _Stop(Exception):
 
 
 class _Console:
+    """The terminal of the review. What it shows comes from a stranger's
+    recording: every line is escaped, so none of it acts on the terminal."""
+
     def __init__(self, inp: TextIO, out: TextIO) -> None:
         self.inp, self.out = inp, out
 
     def say(self, text: str = "") -> None:
-        print(text, file=self.out)
+        """One line, whatever ``text`` holds."""
+        print(terminal_safe(text), file=self.out)
+
+    def show(self, block: str) -> None:
+        """Several lines (indented JSON, a body made visible), each escaped."""
+        print(terminal_lines(block), file=self.out)
 
     def ask(self, prompt: str) -> str:
-        self.out.write(prompt)
+        self.out.write(terminal_safe(prompt))
         self.out.flush()
         line = self.inp.readline()
         if not line:
@@ -88,7 +96,7 @@ def _review(args: argparse.Namespace, console: _Console) -> int:
     try:
         want = _walk(console, key, data[key])
         console.say(f"--- {key} after review ---")
-        console.say(json.dumps(want, indent=2, ensure_ascii=False))
+        console.show(json.dumps(want, indent=2, ensure_ascii=False))
         reviewed = _reviewed(data, key, want, body, folder, reviewer)
         console.say(f"requires: {', '.join(reviewed['requires']) or '(nothing)'}")
         if _choose(console, f"accept it as reviewed by {reviewer}? [y/n] ", "yn") != "y":
@@ -163,7 +171,7 @@ def _show(console: _Console, data: dict[str, Any], body: bytes, ends: list[int] 
         console.say(f"  {name}: {value}")
     reads = f", {len(ends)} reads as recorded, marked ¦" if ends else ""
     console.say(f"--- {response['body']} ({len(body)} bytes{reads}) ---")
-    console.say(wire_view(body, ends, limit=max(20_000, len(body))))
+    console.show(wire_view(body, ends, limit=max(20_000, len(body))))
     console.say("--- each field of the expectation: is it what these bytes mean? ---")
     console.say("y: correct   n: leave it out   e: edit   q: quit without saving")
 

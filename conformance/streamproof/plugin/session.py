@@ -306,6 +306,7 @@ class StreamproofSession:
         name = self._html_name or self.adapter_name
         if self._html_report is not None:
             self._html_report.title = f"streamproof: {name} on corpus {self.corpus.version}"
+            self._escape_environment(self._html_report)  # (xdist workers have added theirs)
         prefix.append(
             summary_html(
                 self.results,
@@ -330,14 +331,23 @@ class StreamproofSession:
         # The adapter's own name is known once it has run; the summary sets it.
         self._html_report = report
         report.title = f"streamproof: {self.adapter_name} on corpus {self.corpus.version}"
+        self._escape_environment(report)  # pytest-html has just set it
+
+    def _escape_environment(self, report: Any) -> None:
+        """pytest-html's environment table from the metadata, every value escaped.
+
+        pytest-html keeps the metadata itself and shows it with ``innerHTML``;
+        it gets an escaped copy, so the terminal and JUnit keep the text as is.
+        """
+        from ..reporting.fragments import environment_html
+
+        metadata = _metadata(self.config)
+        if metadata is not None:
+            report.set_data("environment", environment_html(metadata))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        try:
-            from pytest_metadata.plugin import metadata_key
-        except ImportError:
-            return
-        metadata = self.config.stash.get(metadata_key, None)
+        metadata = _metadata(self.config)
         if metadata is not None:
             metadata["streamproof"] = _version()
             metadata["corpus"] = f"{self.corpus.version} (sha256 {self.corpus.sha256})"
@@ -354,6 +364,15 @@ class StreamproofSession:
                 f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
                 f"({self.seed_words()})"
             )
+
+
+def _metadata(config: pytest.Config) -> dict[str, Any] | None:
+    """pytest-metadata's values for this session, if it is installed."""
+    try:
+        from pytest_metadata.plugin import metadata_key
+    except ImportError:
+        return None
+    return config.stash.get(metadata_key, None)
 
 
 def _end_with_controller() -> None:

@@ -27,7 +27,7 @@ from .groups import group_lines, profile_lines
 from .render import template
 from .results import coverage_of, groups_of
 
-__all__ = ["failure_html", "failures_html", "summary_html"]
+__all__ = ["environment_html", "failure_html", "failures_html", "summary_html"]
 _ORDER = [v.value for v in Verdict]
 
 
@@ -79,6 +79,28 @@ def summary_html(
 def _text(value: str) -> Markup:
     """``value`` escaped for an element's content: ``&``, ``<`` and ``>`` only."""
     return Markup(escape(value, quote=False))
+
+
+def environment_html(environment: Mapping[str, Any]) -> dict[str, Any]:
+    """pytest-metadata's values as pytest-html's environment table must get them.
+
+    pytest-html 4 builds that table in the browser, each value (and the keys
+    and values of an object value) through ``innerHTML``: a corpus VERSION, an
+    adapter spec or a CI variable holding ``<img onerror=…>`` would run there.
+    Escaped, each reads as the text it is. A number, a boolean or null holds
+    no markup and stays; the page sets a row's name as text, so names stay.
+    """
+    return {str(name): _environment_value(value, top=True) for name, value in environment.items()}
+
+
+def _environment_value(value: Any, *, top: bool = False) -> Any:
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if top and isinstance(value, Mapping):  # one level down the page shows "key: value"
+        return {escape(str(k)): _environment_value(v) for k, v in value.items()}
+    if top and isinstance(value, (list, tuple)):
+        return [_environment_value(v) for v in value]
+    return escape(str(value))  # (deeper than that the page shows an object as one string)
 
 
 def failure_html(result: Result, *, spec: str, seed: int) -> str:

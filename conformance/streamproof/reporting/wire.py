@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["WireWindow", "event_spans", "terminal_safe", "visible", "wire_view", "wire_window"]
+__all__ = [
+    "WireWindow",
+    "event_spans",
+    "terminal_lines",
+    "terminal_safe",
+    "visible",
+    "wire_view",
+    "wire_window",
+]
 
 _NAMED = {0x0D: "\\r", 0x0A: "\\n", 0x00: "\\0", 0x09: "\\t"}
 
@@ -34,8 +42,14 @@ def terminal_safe(text: str) -> str:
     return text.translate(_UNSAFE)
 
 
+def terminal_lines(text: str) -> str:
+    """``text`` of several lines, each made :func:`terminal_safe`; the line breaks stay."""
+    return "\n".join(terminal_safe(line) for line in text.split("\n"))
+
+
 def visible(data: bytes, following: bytes = b"") -> str:
-    """``data`` as text with CR, LF, NUL, tab, the BOM and bad bytes escaped.
+    """``data`` as text with CR, LF, NUL, tab, the BOM, bad bytes and every
+    character :func:`terminal_safe` escapes escaped.
 
     A line break follows every line end (LF, CRLF, or a lone CR) so a stream
     still reads as lines. ``following`` is the byte after ``data``, if any,
@@ -55,8 +69,8 @@ def visible(data: bytes, following: bytes = b"") -> str:
             out.append("<BOM>")
         elif code in _NAMED:
             out.append(_NAMED[code] + ("\n" if code == 0x0A else ""))
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
+        elif code in _UNSAFE:  # the other controls, C1 and the bidi overrides
+            out.append(_UNSAFE[code])
         else:
             out.append(ch)
     return "".join(out)
