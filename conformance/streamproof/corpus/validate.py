@@ -17,7 +17,7 @@ from ..errors import CorpusError
 from ..resources import data_path
 from .cases import Case, file_digests, read_manifest, scan, tree_digest
 from .evidence import evidence_problems
-from .gate import UnsafeFile, read_text
+from .gate import UnsafeFile, read_file, read_text, walk
 from .quirks import load_quirks, readme_with_tables
 
 __all__ = ["CHOICE_FIELD_CAPABILITY", "check_corpus", "needed_capabilities", "write_manifest"]
@@ -98,19 +98,14 @@ def _lint_case(case: Case, sections: set[str]) -> list[str]:
     for header in case.headers:
         if header in _SECRET_HEADERS:
             problems.append(f"{name}: header {header!r} must not be kept in a case")
-    for pattern in _SECRETS:
-        found = pattern.search(case.body)
-        if found:
-            problems.append(
-                f"{name}: the body looks like it holds a secret: {found.group()[:12]!r}…"
-            )
     for want in case.alternatives:
         if case.status >= 400 and want.get("status") != "error":
             problems.append(f"{name}: HTTP {case.status} must expect status 'error'")
     return problems + _fault_problems(case, name)
 
 
-#: The folder of the cases whose fault exists only on a real connection (corpus/README.md, 'Faults on a real connection').
+#: The folder of the cases whose fault exists only on a real connection
+#: (corpus/README.md, 'Faults on a real connection').
 WIRE_PROVIDER = "wire"
 
 
@@ -192,6 +187,29 @@ def _lint_quirks(root: Path, cases: list[Case]) -> list[str]:
     return problems
 
 
+def _secret_problems(root: Path) -> list[str]:
+    """Every corpus file, read through the gate, that looks like it holds a secret.
+
+    Not only bodies: a key streamed in pieces is whole in ``case.json``'s
+    expectation, and any other file may carry one.
+    """
+    problems = []
+    try:
+        files = walk(root)
+    except (OSError, UnsafeFile):
+        return []  # scan() has said what is wrong with the folder
+    for rel in files:
+        path = root / rel
+        try:
+            data = read_file(path, root)
+        except (OSError, UnsafeFile):
+            continue  # scan() or the manifest check says why
+        found = next((m.group() for p in _SECRETS if (m := p.search(data))), None)
+        if found:
+            problems.append(f"{path}: looks like it holds a secret: {found[:12]!r}…")
+    return problems
+
+
 def check_corpus(root: Path) -> list[str]:
     """Every problem with the corpus at ``root``, one line each."""
     version, cases, problems = scan(root)
@@ -201,6 +219,8 @@ def check_corpus(root: Path) -> list[str]:
     for case in cases:
         problems.extend(_lint_case(case, sections))
         problems.extend(evidence_problems((case.dir / "case.json").as_posix(), case.data, parents))
+    if version:  # the folder is a corpus
+        problems.extend(_secret_problems(root))
     if cases:  # with no case loaded, every quirk table would look out of date
         problems.extend(_lint_quirks(root, cases))
     if cases and loaded:

@@ -3,7 +3,8 @@
 The request is one of ``SCENARIOS``; the body is read raw (``iter_raw``,
 ``Accept-Encoding: identity``) so the saved bytes are the body as sent and
 every read is kept in ``chunks.json`` with the time waited for it. Secrets
-are masked in place (``streamproof.live.redact``), so every offset stays valid.
+are masked in place (``streamproof.live.redact``), so every offset stays valid,
+and nothing is written while the key sent can still be read out of the case.
 The expectation written is the reference parser's reading of the bytes; the
 case is ``recorded`` without ``reviewed_by``, so it is listed but never run
 until a person has checked it with ``streamproof review``.
@@ -30,7 +31,7 @@ from ..corpus.schemas import schema_errors
 from ..corpus.validate import needed_capabilities
 from ..harness.transports import split
 from ..reference.reader import read_response
-from .redact import redact_body, redact_headers
+from .redact import SHORTEST, appears, redact_body, redact_headers, redact_text
 
 __all__ = ["SCENARIOS", "Capture", "case_document", "record_main"]
 
@@ -140,10 +141,19 @@ def _record(args: argparse.Namespace) -> int:
     url = args.base_url.rstrip("/") + "/chat/completions"
     when = datetime.now(timezone.utc)
     got = capture(url, request, api_key=key, timeout=args.timeout)
-    got = _cleaned(got, [key] if key else [])
+    secrets = [key] if key else []
+    got = _cleaned(got, secrets)
     data = case_document(
-        f"{provider}/{out.name}", args.scenario, request, got, _host(url), when, url=url
+        f"{provider}/{out.name}",
+        args.scenario,
+        request,
+        got,
+        _host(url),
+        when,
+        url=redact_text(url, secrets),
     )
+    if key:
+        _refuse_leaks(key, args.api_key_env, data, got)
     _write(out, data, got)
     reads = f"{len(got.body)} bytes in {len(got.sizes)} reads"
     print(f"recorded {data['id']}: HTTP {got.status}, {reads}, into {out}")
@@ -218,7 +228,39 @@ def _cleaned(got: Capture, secrets: list[str]) -> Capture:
     kept = [(k, v) for k, v in got.headers if k.lower() not in _HOP_BY_HOP]
     headers = list(redact_headers(kept, secrets).items())
     body = redact_body(got.body, secrets)
-    return Capture(got.status, headers, body, got.sizes, got.delays_ms, got.ended_by)
+    ended_by = got.ended_by and redact_text(got.ended_by, secrets)
+    return Capture(got.status, headers, body, got.sizes, got.delays_ms, ended_by)
+
+
+def _refuse_leaks(key: str, variable: str, data: dict[str, Any], got: Capture) -> None:
+    """Refuse a case out of which the key can still be read, in any form.
+
+    A key of ``SHORTEST`` bytes or more has been masked wherever redaction
+    finds it; this catches what it cannot mask (a key joined from the deltas
+    of two interleaved choices). A shorter key is never masked, since it
+    would mask words: the recording is refused when the response holds it,
+    and kept as it is when not (``EMPTY``, ``ollama``).
+    """
+    short = len(key.encode("utf-8")) < SHORTEST
+    said = {k: data[k] for k in ("response", "expected")} if short else data
+    text = json.dumps(said, ensure_ascii=False).encode("utf-8")
+    names = " ".join(data["response"]["headers"]).encode("utf-8")
+    places = [
+        (data["response"]["body"], got.body, key),
+        ("case.json", text, key),
+        ("case.json", names, key.lower()),  # header names are lower-cased
+    ]
+    place = next((place for place, blob, value in places if appears(blob, value)), None)
+    if place is not None and short:
+        raise RecordError(
+            f"--api-key-env: ${variable} is under {SHORTEST} bytes, too short to mask "
+            f"safely, and the response holds it ({place}); nothing written"
+        )
+    if place is not None:
+        raise RecordError(
+            f"${variable}'s key would be written in {place} in a form redaction cannot mask; "
+            "nothing written"
+        )
 
 
 def case_document(
