@@ -30,6 +30,7 @@ from typing import Any
 from ..corpus.cases import Case
 from .comparison import MISSING, Divergence, compare, finish_error_tolerated
 from .incremental import covers
+from .loader import CAPABILITIES  # an adapter that declares none has them all
 
 __all__ = [
     "CAPABILITIES",
@@ -42,26 +43,6 @@ __all__ = [
     "profile_pairs",
     "stated_groups",
 ]
-
-#: The capabilities (README, Terms); an adapter that declares none has them all.
-CAPABILITIES = frozenset(
-    {
-        "content",
-        "role",
-        "finish_reason",
-        "usage",
-        "tool_calls",
-        "reasoning",
-        "refusal",
-        "multiple_choices",
-        "stream_error",
-        "http_error",
-        "truncation",
-        "non_streaming",
-        "metadata",
-        "incremental",
-    }
-)
 
 #: Groups of one choice, each named after (and needing) its capability.
 CHOICE_GROUPS = ("content", "role", "reasoning", "refusal", "finish_reason", "tool_calls")
