@@ -4,14 +4,16 @@ Each example is an abstract response (docs/fuzzing.md) rendered to bytes and
 run through the adapter under a random chunking; its expected outcome comes
 from the model by construction. The first disagreement (or the first N
 distinct ones, ``--keep-going N``) is shrunk to a small response and written
-as a candidate case under ``--out`` (never into the corpus), with one line
-on the terminal. Exit status: 0 no disagreement, 1 a
+as a candidate case under ``--out`` (a new or empty folder, never the corpus),
+with one line on the terminal. Exit status: 0 no disagreement, 1 a
 disagreement, 2 a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 from pathlib import Path
 
 from ..errors import UsageError
@@ -19,7 +21,7 @@ from ..harness.protocol import AdapterProcess
 from ..reporting.wire import terminal_safe
 from .inputs import MAX_TIMEOUT, check_timeout
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "check_out", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=Path("fuzz-candidates"),
         metavar="DIR",
-        help="where a candidate case is written (default: ./fuzz-candidates/)",
+        help="a new or empty folder where candidate cases are written"
+        " (default: ./fuzz-candidates/)",
     )
     parser.add_argument(
         "--keep-going",
@@ -63,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.keep_going < 1:
         raise UsageError(f"--keep-going must be at least 1, not {args.keep_going}")
     check_timeout(args.timeout)
+    check_out(args.out)
     from ..fuzz.session import Fuzzer
 
     process = AdapterProcess(args.adapter)
@@ -87,3 +91,19 @@ def run(args: argparse.Namespace) -> int:
     for finding in report.findings:
         print(terminal_safe(finding.summary(process.name)))
     return 1
+
+
+def check_out(out: Path) -> None:
+    """``--out`` names a new or empty folder, not a link: a candidate is never
+    written into a folder a stranger may have filled (a link planted at the
+    predictable path of a candidate's file)."""
+    try:
+        mode = os.lstat(out).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise UsageError(f"--out {str(out)!r}: is a symbolic link; name a new or empty folder")
+    if not stat.S_ISDIR(mode):
+        raise UsageError(f"--out {str(out)!r}: is not a folder; name a new or empty folder")
+    if any(out.iterdir()):
+        raise UsageError(f"--out {str(out)!r}: is not empty; name a new or empty folder")

@@ -8,8 +8,11 @@ user names, never into a corpus: a person reviews a candidate and moves it.
 from __future__ import annotations
 
 import datetime
+import errno
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +95,7 @@ def write_candidate(
 ) -> Path:
     """Write the case folder of a shrunk disagreement under ``out``; its path."""
     slug = f"fuzz-{_slug(adapter)}-seed{seed}-{example}"
-    folder = out / "cases" / "generic" / slug
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _fresh_folder(out, slug)
     case = to_case(response, frozenset(CAPABILITIES), case_id=f"generic/{slug}")
     wire: Wire = render(response)
     events = event_count(response)
@@ -111,12 +113,46 @@ def write_candidate(
         "source": f"streamproof fuzz --adapter {adapter} --seed {seed}, example {example}",
         "observed": _today(),
     }
-    (folder / "case.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    (folder / wire.body_name).write_bytes(wire.body)
+    _create(folder / "case.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    _create(folder / wire.body_name, wire.body)
     if len(ends) > 1:
         sizes = [b - a for a, b in zip([0, *ends[:-1]], ends, strict=True)]
-        (folder / "chunks.json").write_text(json.dumps({"sizes": sizes}) + "\n")
+        _create(folder / "chunks.json", json.dumps({"sizes": sizes}) + "\n")
     return folder
+
+
+def _fresh_folder(out: Path, slug: str) -> Path:
+    """The candidate folder ``out/cases/generic/slug``, made now: the folders on
+    the way are taken only if they are folders (not links), the last one only if
+    it did not exist (a path planted there is refused, ``OSError``)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    folder = out
+    for name in ("cases", "generic"):
+        _own_folder(folder)
+        folder = folder / name
+    _own_folder(folder)
+    folder = folder / slug
+    os.mkdir(folder)
+    return folder
+
+
+def _own_folder(path: Path) -> None:
+    """Make the folder ``path``, or take it if it is one already (never a link)."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            raise OSError(
+                errno.ENOTDIR, "is not a folder (a link?); not written", str(path)
+            ) from None
+
+
+def _create(path: Path, content: str | bytes) -> None:
+    """Write the new file ``path``: created now, never through a link or over a file."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    with open(fd, "wb") as file:
+        file.write(data)
 
 
 def event_count(response: Response) -> int:
