@@ -23,6 +23,14 @@ What the target is decides how it is written (``written_into``):
   character device: those are written into;
 - a block device, a socket or a folder is refused.
 
+``staged_together`` makes the files of one batch (a run's outputs) all new or
+all old: inside ``batch.collecting()`` every ``writing_atomic`` stays staged in
+its temporary file, ``batch.stage`` gives one to a file another program writes,
+and the batch renames them all together at its end (SIGINT and SIGTERM wait
+until the renames are done; a FIFO or device is written into after them), or
+discards them all if the block raises. ``batch.written`` and ``batch.unwritten``
+say which were put in place.
+
 ``opened_for_appending`` opens a target the same way to add lines at its end
 (``--trace`` after its first writer, several at once); ``held_open`` keeps a
 FIFO open while it is opened several times, so that its reader sees one end.
@@ -41,17 +49,21 @@ import errno
 import os
 import re
 import shutil
+import signal
 import stat
 import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TextIO
 
 __all__ = [
+    "Batch",
     "discard",
     "held_open",
     "opened_for_appending",
     "replace_into",
+    "staged_together",
     "temporary_beside",
     "write_atomic",
     "writing_atomic",
@@ -228,10 +240,110 @@ def writing_atomic(target: Path, *, encoding: str = "utf-8") -> Iterator[TextIO]
                 yield out
                 out.flush()
                 os.fsync(out.fileno())
-            replace_into(temporary, target)
+            batch = _COLLECTING.get()
+            if batch is None:
+                replace_into(temporary, target)
+            else:
+                batch.add(temporary, target)
     except BaseException:
         discard(temporary)
         raise
+
+
+class Batch:
+    """Files staged in their temporary files, put in place together (``staged_together``)."""
+
+    def __init__(self) -> None:
+        self.staged: dict[Path, Path] = {}  # target: its temporary file
+        self.written: list[Path] = []
+
+    @property
+    def unwritten(self) -> list[Path]:
+        return [target for target in self.staged if target not in self.written]
+
+    def add(self, temporary: Path, target: Path) -> None:
+        """Stage the finished ``temporary`` for ``target`` (replacing one staged before)."""
+        earlier = self.staged.pop(target, None)
+        if earlier is not None and earlier != temporary:
+            discard(earlier)
+        self.staged[target] = temporary
+
+    def stage(self, target: Path) -> Path:
+        """A new temporary file for ``target``, for another program to write; staged."""
+        temporary = temporary_beside(target)
+        self.add(temporary, target)
+        return temporary
+
+    def withdraw(self, *targets: Path) -> None:
+        """Discard ``targets`` (default: all) staged and not yet written."""
+        for target in targets or self.unwritten:
+            if target not in self.written and target in self.staged:
+                discard(self.staged.pop(target))
+
+    @contextlib.contextmanager
+    def collecting(self) -> Iterator[Batch]:
+        """During the block, ``writing_atomic`` (and ``write_atomic``) stage into this batch."""
+        token = _COLLECTING.set(self)
+        try:
+            yield self
+        finally:
+            _COLLECTING.reset(token)
+
+    def commit(self) -> None:
+        """Rename the plain files into place, signals held meanwhile; then write
+        into the FIFOs and devices."""
+        later = [target for target in self.unwritten if written_into(target)]
+        with _signals_held():
+            for target in self.unwritten:
+                if target not in later:
+                    self._put(target)
+        for target in later:
+            self._put(target)
+
+    def _put(self, target: Path) -> None:
+        replace_into(self.staged[target], target)
+        self.written.append(target)
+
+
+_COLLECTING: ContextVar[Batch | None] = ContextVar("streamproof_batch", default=None)
+
+
+@contextlib.contextmanager
+def staged_together(batch: Batch | None = None) -> Iterator[Batch]:
+    """A batch of files (``batch``, or a new one) put in place together when the
+    block ends, or none of them if it raises (see ``Batch``)."""
+    batch = Batch() if batch is None else batch
+    try:
+        yield batch
+        batch.commit()
+    finally:
+        batch.withdraw()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM received during the block take effect at its end
+    (in the main thread; elsewhere signals cannot be handled, and are not held)."""
+    held: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        held.append(signum)
+
+    try:
+        previous = {signum: signal.signal(signum, hold) for signum in _HELD}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        for first in held[:1]:
+            signal.raise_signal(first)
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextlib.contextmanager

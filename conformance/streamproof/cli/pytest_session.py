@@ -8,8 +8,9 @@ What pytest still prints is swallowed; the run shows its own progress, and its
 exit status is computed from the results, never taken from pytest.
 
 pytest writes the JUnit XML and the pytest-html report to temporary files
-beside their targets; they are moved into place only when every case run
-finished, so an interrupted or broken run leaves neither (nor a stale half).
+beside their targets, staged in the run's batch of outputs (``atomic.Batch``):
+they are moved into place with the run's other outputs, and only when every
+case run finished, so an interrupted or broken run leaves neither (nor a stale half).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from ..atomic import discard, replace_into, temporary_beside
+from ..atomic import Batch
 from ..corpus.cases import Corpus
 from ..harness.engine import Result
 from ..harness.protocol import AdapterProcess
@@ -216,11 +217,13 @@ def run_through_pytest(
     *,
     corpus: Corpus | None = None,
     process: AdapterProcess | None = None,
+    outputs: Batch,
 ) -> tuple[list[Result], int, str]:
     """Run the plan; return the results, pytest's exit code and its swallowed output.
 
-    ``RunInterrupted`` when a ``KeyboardInterrupt`` stopped the run: then no
-    report file is left behind, as when the run stopped for any other reason.
+    The HTML report and JUnit XML are staged in ``outputs``, to be put in place
+    with the run's other outputs; they are withdrawn unless every case run finished.
+    ``RunInterrupted`` when a ``KeyboardInterrupt`` stopped the run.
     """
     observer = _Observer(total, every=options.verbosity > 0)
     # Handed over to the plugin's session (plugin.py, ``_handed_over``).
@@ -228,25 +231,19 @@ def run_through_pytest(
     observer.streamproof_process = process
     out = io.StringIO()
     staged: dict[Path, Path] = {}
-    complete = False
     try:
         for target in (options.html, options.junit):
             if target is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                staged[target] = temporary_beside(target)
+                staged[target] = outputs.stage(target)
         with _sealed() as folder, contextlib.redirect_stdout(out):
             code = pytest.main(_arguments(options, folder, staged), plugins=[observer])
         if observer.interrupted:
             raise KeyboardInterrupt
-        if len(observer.results) == total:
-            for target, temporary in staged.items():
-                replace_into(temporary, target)
-            complete = True
     except KeyboardInterrupt:
         raise RunInterrupted(len(observer.results), total) from None
     finally:
         observer.progress.done()
-        if not complete:
-            for temporary in staged.values():
-                discard(temporary)
+        if len(observer.results) != total:
+            outputs.withdraw(*staged)
     return observer.results, int(code), out.getvalue()

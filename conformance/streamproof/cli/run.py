@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
-from ..atomic import held_open
+from ..atomic import Batch, held_open, staged_together
 from ..corpus.cases import SEVERITIES, Corpus, load_corpus
 from ..errors import CommandError, UsageError
 from ..harness.engine import Result
@@ -38,6 +39,7 @@ from ..reporting.results import (
     write_json,
 )
 from ..reporting.terminal import print_summary
+from . import _closed_pipe
 from .inputs import MAX_JOBS, MAX_TIMEOUT, check_run_inputs
 from .options import add_corpus_option
 from .pytest_session import RunInterrupted, RunOptions, run_through_pytest
@@ -206,15 +208,41 @@ def _terminate_interrupts(received: list[int]) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def execute_run(request: RunOptions) -> int:
-    """Run, report and write the outputs; an interrupted run writes none of them.
+class _ClosedQuietly(io.TextIOBase):
+    """Standard output that drops what it is given once its reader is gone (``| head -1``)."""
 
-    On SIGINT (Ctrl-C) or SIGTERM: one line saying how far the run got, no
-    output file (the JUnit and HTML files pytest was writing are removed),
-    exit 130 or 143 (128 + the signal's number).
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            _closed_pipe()  # (points stdout at /dev/null)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            _closed_pipe()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+
+def execute_run(request: RunOptions) -> int:
+    """Run, report and write the outputs, all together or none of them.
+
+    On SIGINT (Ctrl-C) or SIGTERM: one line saying how far the run got, exit
+    128 + the signal's number. The outputs are renamed into place together after
+    the last case run (a signal waits for the renames); the line names those written.
+    A closed standard output loses no output, nor the verdicts' exit status.
     """
     received: list[int] = []
-    with _terminate_interrupts(received):
+    quiet = cast(TextIO, _ClosedQuietly(sys.stdout))
+    with _terminate_interrupts(received), contextlib.redirect_stdout(quiet):
         try:
             with held_open(request.trace):  # (opened by the probe, then by the session)
                 return _execute(request)
@@ -226,6 +254,7 @@ def execute_run(request: RunOptions) -> int:
             line = "interrupted before the run finished; no results written"
         finally:
             close_all()  # no adapter process (nor its children) outlives the run
+            sys.stdout.flush()  # (a closed pipe found here, where it ends quietly)
     print(f"streamproof: {line}", file=sys.stderr)
     return 128 + (received[0] if received else signal.SIGINT)
 
@@ -278,11 +307,49 @@ def _execute(request: RunOptions) -> int:
     drawn = request.seed is None
     seed = draw_seed() if request.seed is None else request.seed
     options = replace(request, seed=seed, corpus=corpus.root)
-    # The in-process session takes over the corpus loaded here and the probe's
-    # process, rather than loading and starting them again.
-    results, code, output = run_through_pytest(
-        options, len(work), corpus=corpus, process=probe if handed else None
-    )
+    outputs = Batch()
+    try:
+        with staged_together(outputs):
+            process = probe if handed else None  # (taken over, as the corpus, not started again)
+            ran = run_through_pytest(
+                options, len(work), corpus=corpus, process=process, outputs=outputs
+            )
+            results, summary, lines = _report(
+                options, ran, work, corpus, probe, outputs, waiting, drawn
+            )
+    except KeyboardInterrupt:  # (one during the case runs is RunInterrupted)
+        raise _WritingInterrupted(_unfinished(request, outputs)) from None
+    for target in outputs.written:  # (staged by _write_outputs, which named them)
+        print(lines.get(target, f"output: {target}"))
+    # A run that scored nothing is no result at all, whatever the files say.
+    unscored = nothing_scored(summary, request.transports)
+    if unscored:
+        raise RunError(unscored)
+    return exit_status(results, request.fail_on)
+
+
+def _unfinished(request: RunOptions, outputs: Batch) -> str:
+    """The line of a run interrupted after its last case run, while its outputs were written."""
+    asked = [getattr(request, name) for _, name in _OUTPUTS if getattr(request, name)]
+    written = ", ".join(map(str, outputs.written)) or "none"
+    unwritten = ", ".join(str(p) for p in asked if p not in outputs.written) or "none"
+    return f"interrupted while writing the outputs: written: {written}; not written: {unwritten}"
+
+
+def _report(
+    request: RunOptions,
+    ran: tuple[list[Result], int, str],
+    work: list[Any],
+    corpus: Corpus,
+    probe: AdapterProcess,
+    outputs: Batch,
+    waiting: list[Any],
+    drawn: bool,
+) -> tuple[list[Result], dict[str, Any], dict[Path, str]]:
+    """Check the case runs, print their summary, stage the outputs in ``outputs``;
+    the results in order, their summary and the line naming each output."""
+    results, code, output = ran
+    seed = cast(int, request.seed)  # (drawn by _execute)
     if request.exitfirst and code == 1 and len(results) < len(work):
         print(f"stopped at the first failure (-x) after {len(results)} of {len(work)} case runs")
         work = work[: len(results)]
@@ -312,18 +379,8 @@ def _execute(request: RunOptions) -> int:
         print(awaiting_notice(len(waiting)))
     if "random" in request.transports:
         _print_seeds(results, request.seeds, seed, drawn)
-    try:
-        summary = _write_outputs(request, results, corpus, adapter, seed)
-    except KeyboardInterrupt:
-        raise _WritingInterrupted(
-            f"interrupted after all {len(work)} case runs, while writing the outputs: "
-            "only the files named above were written (each one whole)"
-        ) from None
-    # A run that scored nothing is no result at all, whatever the files say.
-    unscored = nothing_scored(summary, request.transports)
-    if unscored:
-        raise RunError(unscored)
-    return exit_status(results, request.fail_on)
+    with outputs.collecting():
+        return results, *_write_outputs(request, results, corpus, adapter, seed)
 
 
 def _print_seeds(results: list[Result], seeds: list[int], seed: int, drawn: bool) -> None:
@@ -346,9 +403,12 @@ def _print_seeds(results: list[Result], seeds: list[int], seed: int, drawn: bool
 
 def _write_outputs(
     request: RunOptions, results: list[Result], corpus: Corpus, adapter: dict[str, Any], seed: int
-) -> dict[str, Any]:
-    """Write every output asked for; return the results' summary."""
+) -> tuple[dict[str, Any], dict[Path, str]]:
+    """Write every output asked for (staged, in ``execute_run``); return the
+    results' summary and the line naming each output, to print once it is written."""
     summary: dict[str, Any] = {**summarize(results), **coverage_of(results)}
+    asked = ((label, getattr(request, name)) for label, name in _OUTPUTS)
+    lines = {path: f"{label}: {path}" for label, path in asked if path}
     if request.json or request.write_expect:  # (the whole document only where it is written)
         document = results_document(
             results,
@@ -362,12 +422,11 @@ def _write_outputs(
             document["run"]["seeds"] = request.seeds
         if request.json:
             write_json(document, request.json)
-            print(f"results: {request.json}")
         if request.write_expect:
             from ..reporting.known_failures import write_expectations  # (--write-expect only)
 
             written = write_expectations(document, request.write_expect)
-            print(f"expectations: {request.write_expect} ({len(written['expectations'])} entries)")
+            lines[request.write_expect] += f" ({len(written['expectations'])} entries)"
     if request.baseline:
         baseline = baseline_document(
             results,
@@ -383,8 +442,9 @@ def _write_outputs(
                 if result.seeds is not None:
                     row["seeds"] = result.seeds
         write_baseline(baseline, request.baseline)
-        print(f"baseline: {request.baseline}")
-    for label, path in (("report", request.html), ("junit", request.junit)):
-        if path:
-            print(f"{label}: {path}")
-    return summary
+    return summary, lines
+
+
+# Each output file a run can write: its label, and the option naming it.
+_OUTPUTS = [("results", "json"), ("expectations", "write_expect"), ("baseline", "baseline")]
+_OUTPUTS += [("report", "html"), ("junit", "junit")]
