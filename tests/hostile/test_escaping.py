@@ -302,3 +302,21 @@ def test_no_value_of_the_report_runs_as_script(hostile_report: Path, tmp_path: P
         assert value in shown["env"], value
     assert f"corpus 1.5.0{VERSION_SCRIPT}" in shown["text"]
     assert "&lt;" not in shown["text"]
+
+
+def test_the_plugin_summary_line_prints_the_corpus_version_escaped(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    root = build_corpus(tmp_path)
+    (root / "VERSION").write_text("1.0.0\x1b]0;owned\x07\u202e\n", encoding="utf-8")
+    write_manifest(root)
+    result = pytester.runpytest(
+        "--streamproof=reference",
+        f"--streamproof-corpus={root}",
+        "--streamproof-transport=whole",
+        "-p",
+        "no:cacheprovider",
+    )
+    out = result.stdout.str()
+    assert "on corpus 1.0.0\\x1b]0;owned\\x07" in out, out
+    assert "\x1b]0;owned" not in out and "\u202e" not in out

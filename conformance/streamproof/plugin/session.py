@@ -360,9 +360,13 @@ class StreamproofSession:
             for r in self.results:
                 counts[r.verdict.value] = counts.get(r.verdict.value, 0) + 1
             line = ", ".join(f"{n} {v}" for v, n in counts.items())
+            from ..reporting.wire import terminal_safe  # (the spec and VERSION are anyone's text)
+
             terminalreporter.write_line(
-                f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
-                f"({self.seed_words()})"
+                terminal_safe(
+                    f"streamproof {self.spec} on corpus {self.corpus.version}: {line} "
+                    f"({self.seed_words()})"
+                )
             )
 
 
