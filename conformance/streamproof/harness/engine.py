@@ -19,7 +19,7 @@ from typing import Any
 from ..corpus.cases import Case
 from ..corpus.checked import outcome_text, schema_problem
 from .expectations import Expectation, Expectations, by_group, merged_groups, merged_seeds
-from .incremental import check_deltas, covers
+from .incremental import check_deltas
 from .loader import AdapterError
 from .messages import run_message
 from .projection import CAPABILITIES, GroupPlan, judge_groups, plan_groups
@@ -227,13 +227,7 @@ class Engine:
         key = (case.id, case.expected_sha256)
         found = self._plans.get(key)
         if found is None:
-            streamed = self.http is None and covers(case.status, case.headers, case.request)
-            found = plan_groups(
-                case,
-                self.capabilities,
-                in_process=self.http is None,
-                checks_deltas=streamed,
-            )
+            found = plan_groups(case, self.capabilities, in_process=self.http is None)
             self._plans[key] = found
         return found
 
@@ -322,9 +316,8 @@ def judge(
     ``Result.incremental`` says the check ran.
     """
     if plan is None:
-        streamed = ends is not None and covers(case.status, case.headers, case.request)
         caps = capabilities - {"incremental"} | ({"incremental"} if claims_incremental else set())
-        plan = plan_groups(case, caps, in_process=ends is not None, checks_deltas=streamed)
+        plan = plan_groups(case, caps, in_process=ends is not None)
     not_exposed = tuple(sorted(plan.not_exposed))
     if not isinstance(outcome, dict):
         return Result(

@@ -173,13 +173,13 @@ def plan_groups(
     capabilities: Iterable[str],
     *,
     in_process: bool = True,
-    checks_deltas: bool = False,
 ) -> GroupPlan:
     """The groups a run of ``case`` judges for an adapter with ``capabilities``.
 
-    ``checks_deltas``: the incremental check of semantics §11 applies to this
-    run (an in-process run of a streamed body by an adapter that claims
-    ``incremental``, or a case that states deltas).
+    The incremental check of semantics §11 belongs to the run when the adapter
+    claims ``incremental`` and the case states deltas, or the run is in-process
+    and the body is a stream (over a socket nobody knows how many bytes the
+    client had read).
     """
     caps = frozenset(capabilities)
     alternatives = case.alternatives
@@ -203,7 +203,8 @@ def plan_groups(
             elif signal in caps:
                 exposed.add("status")
         projected.append(_Alternative(expected, groups, frozenset(exposed), status_open))
-    deltas = "incremental" in caps and (checks_deltas or "deltas" in stated)
+    streamed = in_process and covers(case.status, case.headers, case.request)
+    deltas = "incremental" in caps and (streamed or "deltas" in stated)
     compared: set[str] = set()
     for alt in projected:
         compared |= alt.exposed | ({"status"} if alt.status_open else set())
@@ -359,8 +360,7 @@ def profile_pairs(
     status is not known without a run), as does the incremental check when
     the profile claims ``incremental`` and the body is a stream.
     """
-    streamed = in_process and covers(case.status, case.headers, case.request)
-    plan = plan_groups(case, profile, in_process=in_process, checks_deltas=streamed)
+    plan = plan_groups(case, profile, in_process=in_process)
     if plan.gap or not plan.alternatives:
         return frozenset()
     common: frozenset[str] | None = None

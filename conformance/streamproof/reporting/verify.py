@@ -149,7 +149,7 @@ def _plans(document: dict[str, Any], corpus: Corpus) -> dict[str, GroupPlan]:
     in_process = not document["run"].get("http", False)
     names = {row["case"] for row in document["results"]}
     return {
-        c.id: plan_groups(c, capabilities, in_process=in_process, checks_deltas=in_process)
+        c.id: plan_groups(c, capabilities, in_process=in_process)
         for c in corpus.cases
         if c.id in names
     }
