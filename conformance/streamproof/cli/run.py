@@ -409,15 +409,16 @@ def _write_outputs(
     summary: dict[str, Any] = {**summarize(results), **coverage_of(results)}
     asked = ((label, getattr(request, name)) for label, name in _OUTPUTS)
     lines = {path: f"{label}: {path}" for label, path in asked if path}
+    # What both documents are made of.
+    made_of: dict[str, Any] = {
+        "corpus": corpus,
+        "adapter": adapter,
+        "transports": request.transports,
+        "seed": seed,
+        "in_process": not request.http,
+    }
     if request.json or request.write_expect:  # (the whole document only where it is written)
-        document = results_document(
-            results,
-            corpus=corpus,
-            adapter=adapter,
-            transports=request.transports,
-            seed=seed,
-            in_process=not request.http,
-        )
+        document = results_document(results, **made_of)
         if len(request.seeds) > 1:
             document["run"]["seeds"] = request.seeds
         if request.json:
@@ -428,14 +429,7 @@ def _write_outputs(
             written = write_expectations(document, request.write_expect)
             lines[request.write_expect] += f" ({len(written['expectations'])} entries)"
     if request.baseline:
-        baseline = baseline_document(
-            results,
-            corpus=corpus,
-            adapter=adapter,
-            transports=request.transports,
-            seed=seed,
-            in_process=not request.http,
-        )
+        baseline = baseline_document(results, **made_of)
         if len(request.seeds) > 1:
             baseline["seeds"] = request.seeds
             for row, result in zip(baseline["results"], results, strict=True):
