@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile.corpus_builder import one_stream_corpus
 
 from streamproof.cli.record import add_arguments as add_record_arguments
 from streamproof.cli.review import add_arguments as add_review_arguments
@@ -158,28 +159,10 @@ SECRETS = (KEY, KEY[3:], BEARER, ORG, PROJECT, COOKIE)
 @pytest.fixture
 def leaky_corpus(tmp_path: Path) -> Iterator[Corpus]:
     """A corpus of one case whose bytes and headers leak every kind of secret."""
-    root = new_corpus(tmp_path / "leaky")
-    folder = root / "cases/leaky/stream"
-    folder.mkdir(parents=True)
-    (folder / "response.sse").write_bytes(LEAKY_BODY)
-    case = {
-        "id": "leaky/stream",
-        "title": "a stream that leaks secrets",
-        "provider": "leaky",
-        "provenance": {"kind": "synthetic", "source": "this test", "observed": "2026-01"},
-        "evidence": {
-            "shape": [{"kind": "none", "note": "written for this test"}],
-            "reading": {"basis": "project", "section": "semantics §12"},
-        },
-        "request": {"model": "m", "messages": [], "stream": True},
-        "response": {"status": 200, "headers": LEAKY_HEADERS, "body": "response.sse"},
-        "requires": ["content"],
-        "severity": "should",
-        "tags": [],
-        "spec": ["semantics §5.2"],
-        "expected": {"status": "complete"},
-    }
-    (folder / "case.json").write_text(json.dumps(case))
+    root = tmp_path / "leaky"
+    one_stream_corpus(
+        root, "leaky/stream", "a stream that leaks secrets", LEAKY_BODY, LEAKY_HEADERS
+    )
     yield load_corpus(root)
 
 

@@ -36,7 +36,7 @@ from streamproof.harness.transports import boundaries, split
 from streamproof.live.redact import redact_body, redact_headers
 from streamproof.reference import read_response
 
-from .corpus_builder import CHUNKED, STREAM, build_corpus, one_line
+from .corpus_builder import CHUNKED, STREAM, build_corpus, one_line, one_stream_corpus
 
 pytest.importorskip("httpx")
 serve = pytest.importorskip("streamproof.live.serve")
@@ -130,35 +130,10 @@ def in_pieces(text: str, width: int) -> list[str]:
 
 def serving(folder: Path, body: bytes, headers: dict[str, str] | None = None) -> Path:
     """A corpus of one case, ``leaky/echo``, that answers with ``body``."""
-    root = folder / "served"
-    case_dir = root / "cases" / "leaky" / "echo"
-    case_dir.mkdir(parents=True)
-    (root / "VERSION").write_text("0.0.1\n")
-    (root / "FORMAT").write_text("2\n")
-    (case_dir / "response.sse").write_bytes(body)
-    case = {
-        "id": "leaky/echo",
-        "title": "an endpoint that echoes the key",
-        "provider": "leaky",
-        "provenance": {"kind": "synthetic", "source": "this test", "observed": "2026-01"},
-        "evidence": {
-            "shape": [{"kind": "none", "note": "written for this test"}],
-            "reading": {"basis": "project", "section": "semantics §12"},
-        },
-        "request": {"model": "m", "messages": [], "stream": True},
-        "response": {
-            "status": 200,
-            "headers": {"content-type": "text/event-stream", **(headers or {})},
-            "body": "response.sse",
-        },
-        "requires": ["content"],
-        "severity": "should",
-        "tags": [],
-        "spec": ["semantics §5.2"],
-        "expected": {"status": "complete"},
-    }
-    (case_dir / "case.json").write_text(json.dumps(case))
-    return root
+    answer = {"content-type": "text/event-stream", **(headers or {})}
+    return one_stream_corpus(
+        folder / "served", "leaky/echo", "an endpoint that echoes the key", body, answer
+    )
 
 
 def record(
