@@ -28,7 +28,7 @@ SMALL_CAP = 512
 
 
 class FakeChild:
-    """Stands in for the adapter's ``Popen``: it already wrote ``output`` and exited."""
+    """Stands in for the adapter's ``spawn.Child``: it already wrote ``output`` and exited."""
 
     def __init__(self, output: bytes) -> None:
         out_r, out_w = os.pipe()
@@ -55,7 +55,11 @@ class FakeChild:
 
     def kill(self) -> None:
         os.close(self.unread)
+        self.stdin.close()
         self.stdout.close()  # a writer still blocked gets EPIPE
+
+    def abandon(self) -> None:
+        pass
         self.writer.join()
 
 
@@ -70,7 +74,6 @@ class FakeAdapter(AdapterProcess):
     def _spawn(self) -> None:
         child = FakeChild(self.outputs.pop(0) if self.outputs else HELLO)
         self._proc = child
-        self._group = None  # no real process group to kill
         self._lines = LineReader(child.stdout.fileno(), self.max_reply)
 
 

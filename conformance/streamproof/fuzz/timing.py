@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import subprocess
 import time
 from typing import Any
 
 from ..errors import AdapterError
+from ..harness import spawn
 from ..harness.protocol import START_TIMEOUT, process_for
 
 __all__ = ["TimedAdapter"]
@@ -32,17 +32,11 @@ class TimedAdapter:
         self.spec = spec
         self.name = spec
         self.version = "unknown"
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: spawn.Child | None = None
         self._pending = bytearray()
 
     def start(self) -> None:
-        self._proc = subprocess.Popen(
-            process_for(self.spec),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        self._proc = spawn.Child(process_for(self.spec), stderr=subprocess.DEVNULL)
         self._pending.clear()
         kind, hello = self._exchange({"cmd": "start", "protocol": 1}, START_TIMEOUT)
         if kind != "reply" or not isinstance(hello, dict) or "error" in hello:
@@ -69,15 +63,7 @@ class TimedAdapter:
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
+        proc.kill()  # and everything it started, whether it still runs or not (spawn.py)
 
     def _exchange(self, message: dict[str, Any], timeout: float) -> tuple[str, Any]:
         proc = self._proc

@@ -10,17 +10,16 @@ answers another ``seq``, is not.
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import os
 import select
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from . import spawn
 from .capture import OutputCapture, last_meaningful_line
 from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
 from .loader import CAPABILITIES, AdapterError
@@ -50,13 +49,7 @@ class _Child:
 
     def __init__(self, argv: list[str], trace: Trace | None) -> None:
         try:
-            self.proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            self.proc = spawn.Child(argv)  # ends with everything it started (spawn.py)
         except OSError as exc:
             raise AdapterError(f"cannot start {argv[0]!r}: {exc}") from None
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
@@ -120,14 +113,7 @@ class _Child:
             return None
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-        for stream in (self.proc.stdin, self.proc.stdout):
-            with contextlib.suppress(OSError):
-                assert stream is not None
-                stream.close()
+        self.proc.kill()
         self.capture.close()
 
 

@@ -6,21 +6,20 @@ the child when it hangs, dies or breaks the protocol. Every in-process Python
 adapter runs this way too, through ``streamproof.harness.worker``.
 
 POSIX only: replies are read with ``select`` so that a deadline holds even
-when the child stops writing halfway through a line. Every child leads a
-process group of its own, and the whole group is killed whenever the child
-stops (a normal end, a timeout, a death, an interrupt, the interpreter's
-exit), so nothing an adapter started outlives the run.
+when the child stops writing halfway through a line. Every child is started
+by ``spawn.Child``: on Linux below a supervisor that ends it and everything it
+started whenever it stops (a normal end, a timeout, a death, an interrupt, the
+harness's own death however it comes), elsewhere in a process group of its
+own that is killed whole.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import select
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import nodejs
+from . import nodejs, spawn
 from .capture import OutputCapture, last_meaningful_line
 from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
 from .loader import CAPABILITIES, AdapterError
@@ -47,22 +46,14 @@ Trace = Callable[[str, int, bytes], None]
 START_TIMEOUT = 60.0
 MIN_START_TIMEOUT = 10.0
 
-# The process groups of the adapter children alive now (pid -> pid). Touched
-# without a lock: close_all() may run in a signal handler, which must never
-# wait for a lock the interrupted code holds.
-_GROUPS: dict[int, int] = {}
-
 
 def close_all() -> None:
-    """Kill the process group of every live adapter child.
+    """End every live adapter child and all it started, without waiting.
 
     For the interpreter's exit (registered with ``atexit``) and for signal
-    handlers: it takes no lock and does not wait, so it is safe anywhere.
+    handlers: it waits for nothing, so it is safe anywhere.
     """
-    for group in tuple(_GROUPS):
-        with contextlib.suppress(OSError):
-            os.killpg(group, signal.SIGKILL)
-        _GROUPS.pop(group, None)
+    spawn.close_all()
 
 
 atexit.register(close_all)
@@ -138,8 +129,7 @@ class AdapterProcess:
         self._after = ""  # "after its reply to CASE": the last reply, for those faults
         # Set when a restart failed: every later case is a crash saying why.
         self.broken = ""
-        self._proc: Any = None  # a subprocess.Popen[bytes] (tests give a stand-in)
-        self._group: int | None = None  # the child's process group, killed at every stop
+        self._proc: Any = None  # a spawn.Child (tests give a stand-in)
         self._capture: OutputCapture | None = None
         self._lines: LineReader | None = None
         self._seq = 0
@@ -188,19 +178,12 @@ class AdapterProcess:
 
     def _spawn(self) -> None:
         try:
-            proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                # A pipe drained by a thread into a bounded ring: a chatty
-                # adapter never blocks, and nothing grows on disk.
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # a kill reaches the adapter's own children too
-            )
+            # stderr is a pipe drained by a thread into a bounded ring: a
+            # chatty adapter never blocks, and nothing grows on disk.
+            proc = spawn.Child(self.argv)
         except OSError as exc:
             raise AdapterError(f"{self.spec}: cannot start {self.argv[0]!r}: {exc}") from None
         self._proc = proc
-        self._group = _GROUPS[proc.pid] = proc.pid
         assert proc.stdout is not None and proc.stderr is not None
         self._lines = LineReader(proc.stdout.fileno(), self.max_reply)
         # The capture owns the descriptor from here on and closes it.
@@ -222,20 +205,15 @@ class AdapterProcess:
         self._discard()
 
     def _discard(self) -> None:
-        """Kill the child's whole process group and release everything it held.
+        """End the child and everything it started, and release everything it held.
 
-        The group is killed even when the child already exited: whatever the
-        adapter started (a server, a helper, a ``sleep``) dies with it.
+        Done even when the child already exited: whatever the adapter started
+        (a server, a helper, a ``sleep``) dies with it.
         """
         proc, self._proc = self._proc, None
-        group, self._group = self._group, None
         self._after = ""
         if proc is not None:
-            _kill(proc, group)
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
+            proc.kill()
         if self._capture is not None:
             self._capture.close()
             self._capture = None
@@ -249,10 +227,9 @@ class AdapterProcess:
         nothing the running thread uses, so it is safe while a case runs.
         """
         self.broken = why
-        group = self._group
-        if group is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(group, signal.SIGKILL)
+        proc = self._proc
+        if proc is not None:
+            proc.abandon()
 
     def _restart(self) -> None:
         """A fresh child; if it cannot start, every later case is a crash saying so."""
@@ -425,19 +402,3 @@ class AdapterProcess:
 
 def _one_line(said: Any) -> str:
     return " ".join(str(said).split())
-
-
-def _kill(proc: Any, group: int | None) -> None:
-    """Kill ``group`` (all of it, whether its leader still runs or not), then reap."""
-    if group is not None:
-        _GROUPS.pop(group, None)
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except ProcessLookupError:  # the group is empty: everyone already exited
-            pass
-        except PermissionError:
-            group = None
-    if group is None and proc.poll() is None:
-        proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=5)
