@@ -3,37 +3,54 @@
 The browser adapters are scored over real HTTP only (``run --http``): their
 ``call(base_url, request)`` opens a page on the replay server's origin (its
 ``/v1/models``, so the page's ``fetch`` needs no CORS) and runs a JavaScript
-function there through WebDriver's ``/execute/async``. The function gets the
-base URL and the request and returns an outcome; an exception in the page is
-a crash. One chromedriver and one Chromium per worker process, started on the
-first call, with a fresh profile, closed at exit (a killed worker's process
-group takes them along).
+function there through Selenium's ``execute_async_script``. The function gets
+the base URL and the request and returns an outcome; an exception in the page
+is a crash. One chromedriver and one Chromium per worker process, started on
+the first call, with a fresh profile, closed at exit (Selenium starts
+chromedriver in the worker's process group, so a killed worker's group takes
+both along).
 
-Needs Debian's ``chromium`` and ``chromium-driver`` (``/usr/bin/chromium``,
-``/usr/bin/chromedriver``); without them the adapter fails to load with one line.
+Needs Selenium (the ``browser`` extra), Debian's ``chromium-driver`` at
+``/usr/bin/chromedriver`` and a ``chromium`` on the PATH (Debian's
+``chromium``). The driver's path is given to Selenium, so Selenium Manager
+never runs and nothing is downloaded. Without one of them the adapter fails to
+load with one line.
 """
 
 from __future__ import annotations
 
 import atexit
-import base64
-import json
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from streamproof.adapter import AdapterError
 
-CHROMIUM = Path("/usr/bin/chromium")
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.chromium.remote_connection import ChromiumRemoteConnection
+    from selenium.webdriver.common.proxy import Proxy, ProxyType
+    from selenium.webdriver.remote.client_config import ClientConfig
+except ImportError as exc:
+    _NO_SELENIUM: str | None = (
+        f"needs selenium ({exc}); install it with: pip install 'streamproof[browser]' "
+        "(from a clone: pip install -e '.[browser]')"
+    )
+else:
+    _NO_SELENIUM = None
+
+_FOUND = shutil.which("chromium")
+CHROMIUM: Path | None = Path(_FOUND) if _FOUND else None
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-MISSING = "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
+NO_CHROMIUM = (
+    "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
+)
 ARGS = [
     "--headless=new",
     "--no-sandbox",
@@ -45,12 +62,10 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C key of an element reference
-TIMEOUT = 30.0  # seconds: chromedriver coming up, and every WebDriver call but scripts
+TIMEOUT = 30.0  # seconds: every call to chromedriver but scripts
+PAGE_LOAD_TIMEOUT = 20.0
 SCRIPT_TIMEOUT = 300.0  # the harness's own per-case timeout kills the worker long before
 HTTP_ONLY = "the browser adapter runs over HTTP only: use run --http"
-# Talk to chromedriver on 127.0.0.1 directly even when the environment names a proxy.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 # Wraps a function body that uses `baseUrl` and `request` and returns an outcome.
 _WRAPPER = """
@@ -69,10 +84,20 @@ const oneLine = (error) => {
 """
 
 
+def missing() -> str | None:
+    """Why no browser can be started here (one line), or None when one can."""
+    if _NO_SELENIUM is not None:
+        return _NO_SELENIUM
+    if CHROMIUM is None or not CHROMEDRIVER.is_file():
+        return NO_CHROMIUM
+    return None
+
+
 def require_chromium(name: str) -> None:
-    """Fail to load (one line) when Chromium or chromedriver is not installed."""
-    if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
-        raise AdapterError(f"{name}: {MISSING}")
+    """Fail to load (one line) when Selenium, Chromium or chromedriver is missing."""
+    reason = missing()
+    if reason is not None:
+        raise AdapterError(f"{name}: {reason}")
 
 
 def chromium_version() -> str:
@@ -90,22 +115,44 @@ class PageError(Exception):
     """The parser in the page threw (the message is its one-line name: text)."""
 
 
-class WebDriverError(RuntimeError):
-    pass
+class BrowserError(RuntimeError):
+    """The browser failed, or the page answered neither an outcome nor a crash."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _options(profile: Path, script_timeout: float) -> Options:
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for arg in (*ARGS, f"--user-data-dir={profile}"):
+        options.add_argument(arg)
+    options.timeouts = {
+        "pageLoad": int(PAGE_LOAD_TIMEOUT * 1000),
+        "script": int(script_timeout * 1000),
+    }
+    return options
+
+
+def _connection(service: Service) -> ChromiumRemoteConnection:
+    """Selenium's connection to the chromedriver of ``service``, never through a proxy.
+
+    ``webdriver.Chrome`` would send its calls to 127.0.0.1 through ``$HTTP_PROXY``
+    unless ``$NO_PROXY`` names localhost, and refusing that there is deprecated:
+    a direct proxy in the client's configuration is Selenium's way.
+    """
+    direct = Proxy()
+    direct.proxy_type = ProxyType.DIRECT
+    config = ClientConfig(service.service_url, proxy=direct, timeout=TIMEOUT)
+    return ChromiumRemoteConnection(
+        service.service_url, vendor_prefix="goog", browser_name="chrome", client_config=config
+    )
 
 
 class Browser:
-    """Headless Chromium driven by a chromedriver process this object owns.
+    """Headless Chromium driven through Selenium, with the chromedriver it starts.
 
     With ``workdir`` the profile and chromedriver's log go there (and stay);
     without it the profile is a temporary folder removed at ``close()``. The
-    project's own browser tests drive their pages through this class too.
+    project's own browser tests drive their pages through this class too, and
+    through its Selenium ``driver``.
     """
 
     def __init__(
@@ -115,9 +162,6 @@ class Browser:
         script_timeout: float = SCRIPT_TIMEOUT,
         window: tuple[int, int] | None = None,
     ) -> None:
-        port = _free_port()
-        self.base = f"http://127.0.0.1:{port}"
-        self.session: str | None = None
         self.origin: str | None = None
         self.script_timeout = script_timeout
         self._own_profile = workdir is None
@@ -128,71 +172,38 @@ class Browser:
             self.profile = workdir / "profile"
             self.profile.mkdir()
             log = [f"--log-path={workdir / 'chromedriver.log'}"]
-        self.driver = subprocess.Popen(
-            [str(CHROMEDRIVER), f"--port={port}", *log],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        # A driver path of our own, so Selenium Manager never runs (and never downloads);
+        # set after construction, where $SE_CHROMEDRIVER cannot replace it.
+        self.service = Service(service_args=log)
+        self.service.path = str(CHROMEDRIVER)
         try:
-            self._wait_ready()
-            args = [*ARGS, f"--user-data-dir={self.profile}"]
-            caps = {
-                "browserName": "chrome",
-                "goog:chromeOptions": {"binary": str(CHROMIUM), "args": args},
-                "timeouts": {"pageLoad": 20_000, "script": int(script_timeout * 1000)},
-            }
-            reply = self._call("POST", "/session", {"capabilities": {"alwaysMatch": caps}})
-            self.session = reply["sessionId"]
-            if window is not None:
-                self.command("POST", "/window/rect", {"width": window[0], "height": window[1]})
+            self.service.start()  # stops chromedriver itself when it fails
         except BaseException:
-            self.close()
+            self._remove_profile()
             raise
-
-    def _call(
-        self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = TIMEOUT
-    ) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method)
-        request.add_header("Content-Type", "application/json")
         try:
-            with _OPENER.open(request, timeout=timeout) as response:
-                return json.load(response).get("value")
-        except urllib.error.HTTPError as e:
-            detail = " ".join(e.read()[:300].decode("utf-8", "replace").split())
-            raise WebDriverError(f"{method} {path}: {e.code} {detail}") from None
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            if self.driver.poll() is not None:
-                raise WebDriverError(f"chromedriver exited with {self.driver.returncode}")
+            options = _options(self.profile, script_timeout)
+            self.driver = webdriver.Remote(_connection(self.service), options=options)
+        except BaseException:
+            self.service.stop()
+            self._remove_profile()
+            raise
+        if window is not None:
             try:
-                if self._call("GET", "/status").get("ready"):
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise WebDriverError(f"chromedriver not ready after {TIMEOUT}s")
-
-    def command(
-        self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = TIMEOUT
-    ) -> Any:
-        return self._call(method, f"/session/{self.session}{path}", body, timeout)
+                self.driver.set_window_size(*window)
+            except BaseException:
+                self.close()
+                raise
 
     def open(self, url: str) -> None:
-        self.command("POST", "/url", {"url": url})
+        self.driver.get(url)
 
     def run(self, script: str, *args: Any) -> Any:
-        """Run a function body in the page; ``return`` sends a JSON value back."""
-        return self.command("POST", "/execute/sync", {"script": script, "args": list(args)})
-
-    def click(self, element: dict[str, str]) -> None:
-        self.command("POST", f"/element/{element[ELEMENT]}/click", {})
+        """Run a function body in the page; ``return`` sends a value back."""
+        return self.driver.execute_script(script, *args)
 
     def screenshot(self, path: Path) -> Path:
-        path.write_bytes(base64.b64decode(self.command("GET", "/screenshot")))
+        path.write_bytes(self.driver.get_screenshot_as_png())
         return path
 
     def run_in_origin(self, base_url: str, body: str, request: dict[str, Any]) -> Any:
@@ -202,26 +213,28 @@ class Browser:
         if origin != self.origin:  # a page on the server's origin: fetch without CORS
             self.open(f"{origin}/v1/models")
             self.origin = origin
-        script = _WRAPPER % body
-        args = {"script": script, "args": [base_url, request]}
-        return self.command("POST", "/execute/async", args, timeout=self.script_timeout + 10)
+        config = self.driver.command_executor.client_config
+        config.timeout = self.script_timeout + 10  # the page's own script timeout comes first
+        try:
+            return self.driver.execute_async_script(_WRAPPER % body, base_url, request)
+        finally:
+            config.timeout = TIMEOUT
 
     def close(self) -> None:
+        """End the session, then chromedriver (which takes the browser along)."""
         try:
-            if self.session is not None:
-                self.command("DELETE", "")
-        except (OSError, WebDriverError):
-            pass  # chromedriver stopping below takes the browser with it
+            self.driver.quit()
+        except Exception:
+            pass  # the session or chromedriver is gone already: stopping it ends the rest
         finally:
-            self.session = None
-            self.driver.terminate()
             try:
-                self.driver.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.driver.kill()
-                self.driver.wait(timeout=10)
-            if self._own_profile:
-                shutil.rmtree(self.profile, ignore_errors=True)
+                self.service.stop()
+            finally:
+                self._remove_profile()
+
+    def _remove_profile(self) -> None:
+        if self._own_profile:
+            shutil.rmtree(self.profile, ignore_errors=True)
 
 
 _browser: Browser | None = None
@@ -241,15 +254,18 @@ def run_in_page(base_url: str, body: str, request: dict[str, Any]) -> Any:
     """Run the JavaScript function ``body`` (it sees ``baseUrl`` and ``request``)
     in the page and return the outcome it returned; raise PageError if it threw."""
     global _browser
-    if _browser is None:
-        _browser = Browser()
     try:
+        if _browser is None:
+            _browser = Browser()
         reply = _browser.run_in_origin(base_url, body, request)
-    except (OSError, WebDriverError):
-        _close()  # the next case starts a fresh browser
+    except Exception as exc:
+        _close()  # whatever went wrong with the browser, the next case starts a fresh one
+        if isinstance(exc, WebDriverException):  # its text has chromedriver's stack: one line
+            message = " ".join(str(exc.msg).split("; For documentation", 1)[0].split())
+            raise BrowserError(f"{type(exc).__name__}: {message}") from None
         raise
     if not isinstance(reply, dict) or not ("outcome" in reply or "crash" in reply):
-        raise WebDriverError(f"unexpected reply from the page: {reply!r:.200}")
+        raise BrowserError(f"unexpected reply from the page: {reply!r:.200}")
     if "crash" in reply:
         raise PageError(reply["crash"])
     return reply["outcome"]

@@ -1,7 +1,8 @@
 """Headless Chromium for the project's own browser tests.
 
-The client is the browser adapters' own (``adapters/_browser.py``), loaded by
-path as adapters load their helpers, so there is one WebDriver client.
+The browser is the browser adapters' own (``adapters/_browser.py``, Selenium
+over Debian's chromedriver), loaded by path as adapters load their helpers,
+so the tests and the adapters start Chromium the same way.
 """
 
 from __future__ import annotations
@@ -13,10 +14,8 @@ from streamproof.harness.loader import load_sibling
 _HELPER = Path(__file__).resolve().parents[1] / "adapters" / "_browser.py"
 _browser = load_sibling(str(_HELPER), _HELPER.name)
 
-CHROMIUM: Path = _browser.CHROMIUM
-CHROMEDRIVER: Path = _browser.CHROMEDRIVER
-ELEMENT: str = _browser.ELEMENT
-WebDriverError = _browser.WebDriverError
+# Why the browser tests are skipped here (one line), or None when they run.
+MISSING: str | None = _browser.missing()
 
 
 class Browser(_browser.Browser):  # type: ignore[misc, name-defined]

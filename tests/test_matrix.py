@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import CHROMEDRIVER, CHROMIUM, Browser
+from browser import MISSING, Browser
 
 from streamproof.corpus import Corpus, load_corpus
 from streamproof.reporting.matrix import WIRE_LIMIT, MatrixError, write_matrix
@@ -287,9 +287,7 @@ def test_a_missing_results_file_is_a_one_line_error(corpus: Corpus, tmp_path: Pa
         write_matrix([tmp_path / "gone.json"], tmp_path / "m.html", corpus)
 
 
-@pytest.mark.skipif(
-    not (CHROMIUM.exists() and CHROMEDRIVER.exists()), reason="needs chromium and chromedriver"
-)
+@pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 def test_toggles_and_filters_in_a_browser(matrix: Path, tmp_path: Path) -> None:
     shown = (
         "return [...document.querySelectorAll('table.matrix tr.case, table.matrix tr.fold')]"

@@ -1,4 +1,4 @@
-"""The HTML report as a reader sees it: rendered by headless chromium through chromedriver.
+"""The HTML report as a reader sees it: rendered by headless chromium through Selenium.
 
 pytest-html 4 builds its result rows in the browser from a JSON blob, so these
 tests look at the rendered page, never at the file's text. The summary, the
@@ -10,7 +10,6 @@ folder).
 
 from __future__ import annotations
 
-import base64
 import os
 import subprocess
 import sys
@@ -20,13 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import CHROMEDRIVER, CHROMIUM, ELEMENT, Browser
+from browser import MISSING, Browser
 
-if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    pytest.skip(
-        "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)",
-        allow_module_level=True,
-    )
+if MISSING is not None:
+    pytest.skip(MISSING, allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[1]
 ADAPTER = "tests/adapters/naive_lines.py"  # from ROOT: the commands on the page read as a user's
@@ -112,13 +108,13 @@ def test_failing_case_has_a_failed_row(page: Browser) -> None:
 def expand(page: Browser, test_id: str) -> None:
     """Open a row's details the way a reader does: click its result cell."""
     if not page.run(ROW + "return body.querySelector('.extras-row').checkVisibility()", test_id):
-        page.click(page.run(ROW + "return body.querySelector('.col-result')", test_id))
+        page.run(ROW + "return body.querySelector('.col-result')", test_id).click()
     assert until(page, ROW + "return body.querySelector('.extras-row').checkVisibility()", test_id)
 
 
 def test_expanded_row_shows_how_to_rerun_it_and_links_its_case(page: Browser) -> None:
     test_id = f"streamproof::{CASE}[lines]"
-    page.click(page.run("return document.getElementById('hide_all_details')"))
+    page.run("return document.getElementById('hide_all_details')").click()
     assert not page.run(ROW + "return body.querySelector('.extras-row').checkVisibility()", test_id)
     expand(page, test_id)
     failure = page.run(
@@ -153,11 +149,9 @@ def noscript(tmp_path_factory: pytest.TempPathFactory, report: Path) -> Iterator
     """The report in a browser whose pages run no script (DevTools' emulation)."""
     chromium = Browser(tmp_path_factory.mktemp("noscript"))
     try:
-        chromium.command(
-            "POST",
-            "/goog/cdp/execute",
-            {"cmd": "Emulation.setScriptExecutionDisabled", "params": {"value": True}},
-        )
+        # A DevTools command, through the one Selenium's Chromium connection adds for them.
+        disable = {"cmd": "Emulation.setScriptExecutionDisabled", "params": {"value": True}}
+        chromium.driver.execute("executeCdpCommand", disable)
         chromium.open(report.as_uri())
         yield chromium
     finally:
@@ -206,9 +200,7 @@ def test_the_wire_window_marks_reads_and_folds_the_rest(noscript: Browser) -> No
     anchor = "case-sse-spec-cr-line-endings"
     lines = "details.transport[data-transport=lines]"
     if not noscript.run(SECTION + f"return s.querySelector('{lines}').open", anchor):
-        noscript.click(
-            noscript.run(SECTION + f"return s.querySelector('{lines} > summary')", anchor)
-        )
+        noscript.run(SECTION + f"return s.querySelector('{lines} > summary')", anchor).click()
     wire = noscript.run(
         SECTION + f"const w = s.querySelector('{lines} .wire');"
         "return {window: w.querySelector('pre.window').innerText,"
@@ -225,7 +217,7 @@ def test_the_wire_window_marks_reads_and_folds_the_rest(noscript: Browser) -> No
     summary = noscript.run(
         SECTION + f"return s.querySelector('{lines} .wire details summary')", anchor
     )
-    noscript.click(summary)
+    summary.click()
     assert noscript.run(
         SECTION + f"return s.querySelector('{lines} .wire details pre').checkVisibility()", anchor
     )
@@ -237,14 +229,14 @@ def save(noscript: Browser, selector: str, name: str, tmp: Path) -> Path:
     element = noscript.run(
         f"const e = document.querySelector('{selector}');e.scrollIntoView(); return e"
     )
-    data = base64.b64decode(noscript.command("GET", f"/element/{element[ELEMENT]}/screenshot"))
+    data = element.screenshot_as_png
     path = folder / name
     path.write_bytes(data)
     return path
 
 
 def test_screenshots_of_the_summary_and_a_failing_case(noscript: Browser, tmp_path: Path) -> None:
-    noscript.command("POST", "/window/rect", {"width": 1100, "height": 1400})
+    noscript.driver.set_window_size(1100, 1400)
     noscript.open(noscript.run("return location.href"))  # folds as the page ships them
     shots = [
         save(noscript, ".streamproof-summary", "report-summary.png", tmp_path),

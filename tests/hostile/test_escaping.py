@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser import CHROMEDRIVER, CHROMIUM, Browser
+from browser import MISSING, Browser
 
 from streamproof.cli import main
 from streamproof.corpus.validate import write_manifest
@@ -276,8 +276,8 @@ def hostile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_no_value_of_the_report_runs_as_script(hostile_report: Path, tmp_path: Path) -> None:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip("needs Debian's chromium and chromium-driver")
+    if MISSING is not None:
+        pytest.skip(MISSING)
     page = Browser(tmp_path)
     try:
         page.open(hostile_report.as_uri())
