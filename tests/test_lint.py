@@ -361,7 +361,11 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, out, err
 
 
-_LINE = re.compile(r"^ *(\d+)  (must|should|may) *  (\S+) *  \S.*$")
+_LINE = re.compile(r"^ *(\d+)  (must|should|may|note) *  (\S+) *  \S.*$")
+_CITE = re.compile(
+    r"^linted by streamproof \S+ with corpus \S+ \(sha256 [0-9a-f]{64}\), "
+    r"quirk catalogue sha256 [0-9a-f]{64}$"
+)
 
 
 def test_the_command_prints_one_line_per_deviation_then_a_summary(
@@ -372,6 +376,7 @@ def test_the_command_prints_one_line_per_deviation_then_a_summary(
     code, out, err = _run(capsys, str(path))
     lines = out.splitlines()
     assert code == 0 and err == ""
+    assert _CITE.match(lines.pop()), out
     rows = [_LINE.match(line) for line in lines[:-1]]
     assert all(rows), lines
     offsets = [int(m.group(1)) for m in rows if m]
@@ -396,10 +401,12 @@ def test_the_command_exits_1_on_a_must_deviation(capsys: pytest.CaptureFixture[s
 def test_a_clean_case_exits_0_with_only_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "openai/text-stream-obfuscation")
     assert code == 0
-    assert out.splitlines() == [
+    summary, cite = out.splitlines()
+    assert summary == (
         "0 deviations (0 must, 0 should, 0 may) in openai/text-stream-obfuscation: stream, "
         f"{len(CASES['openai/text-stream-obfuscation'].body)} bytes"
-    ]
+    )
+    assert _CITE.match(cite) and CORPUS.sha256 in cite
 
 
 def test_json_output_is_one_document(capsys: pytest.CaptureFixture[str]) -> None:
@@ -457,6 +464,7 @@ def test_a_live_endpoint_is_asked_one_scenario_and_linted(
         ("https://api.example.com/v1/chat/completions", {"model": "m", **record.SCENARIOS["usage"]})
     ]
     assert out.startswith("0 deviations") and "(usage, HTTP 200)" in out
+    assert _CITE.match(out.splitlines()[-1])
 
 
 # -------------------------------------------------------------- the provider report
@@ -467,12 +475,15 @@ def test_the_provider_report_sums_lint_per_provider(tmp_path: Path) -> None:
     data = write_provider_report(CORPUS, html, js)
     assert json.loads(js.read_text()) == json.loads(json.dumps(data))
     names = [p["provider"] for p in data["providers"]]
-    assert names == sorted(names) == sorted({c.provider for c in CORPUS.cases})
-    assert data["totals"]["cases"] == len(CORPUS.cases)
+    not_providers = {"generic", "sse-spec", "wire"}
+    assert names == sorted(names) == sorted({c.provider for c in CORPUS.cases} - not_providers)
+    assert data["totals"]["cases"] == sum(c.provider in names for c in CORPUS.cases)
     for severity in ("must", "should", "may"):
-        assert data["totals"]["deviations"][severity] == sum(
-            p["deviations"][severity] for p in data["providers"]
+        assert data["totals"]["cases_by_worst"][severity] == sum(
+            p["cases_by_worst"][severity] for p in data["providers"]
         )
+    for p in data["providers"]:
+        assert p["clean"] + sum(p["cases_by_worst"].values()) == p["cases"]
     gemini = next(p for p in data["providers"] if p["provider"] == "gemini")
     keys = next(q for q in gemini["quirks"] if q["quirk"] == "alphabetical-keys")
     assert keys["baseline"] and keys["observed"] == "2026-01-22" and keys["severity"] == "may"

@@ -2,10 +2,12 @@
 
 Every deviation names a quirk of the catalogue (``corpus/quirks.json``),
 takes its severity from there and carries the byte offset in the body where
-it shows. The checks themselves are in :mod:`streamproof.checks.rules`
-(which also lists what lint cannot see from one body),
-:mod:`streamproof.checks.stream` and :mod:`streamproof.checks.scan`. Used by
-the ``lint`` command and by the provider report.
+it shows. A quirk that is the provider's own signalling (:data:`SIGNALS`: an
+error reported inside a 200 stream) is listed the same way as a *note*, with
+no severity and no say in the exit status. The checks themselves are in
+:mod:`streamproof.checks.rules` (which also lists what lint cannot see from
+one body), :mod:`streamproof.checks.stream` and :mod:`streamproof.checks.scan`.
+Used by the ``lint`` command and by the provider report.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from .stream import check_stream
 __all__ = [
     "DETECTABLE",
     "KINDS",
+    "NOTE",
     "SEVERITIES",
+    "SIGNALS",
     "Deviation",
     "LintReport",
     "body_kind",
@@ -35,10 +39,28 @@ __all__ = [
 #: What a body is: an SSE stream, a non-streamed chat.completion, an HTTP error body.
 KINDS = ("stream", "completion", "error")
 
+#: The label of a note: a quirk that is how a body says something, not a departure.
+NOTE = "note"
+
+#: Per kind of body, the quirks that are the provider's own signalling rather than a
+#: departure from the reference. Once a stream has sent its 200 status and its first
+#: bytes, the stream is the only channel left to report a failure: the OpenAI API
+#: itself ends a failed stream with a data event carrying an ``error`` object (its
+#: Python SDK raises it as ``APIError``), and OpenRouter, vLLM, TGI, SGLang and Groq
+#: report mid-stream failures the same way or as ``event: error`` (their docs and
+#: server code, cited in ``corpus/quirks.json``). Semantics §8.1 and §8.2 read it as
+#: an error. So lint lists it as a note (how a client must read it), never as a
+#: deviation, and it never sets the exit status. A non-streamed body has no such
+#: excuse: the server knew of the failure before it sent the status, so there an
+#: error with status 200 stays a deviation with the catalogue's severity.
+SIGNALS: dict[str, frozenset[str]] = {"stream": frozenset({"error-in-200"})}
+
 
 @dataclass(frozen=True)
 class Deviation:
     """One departure from the reference: which quirk, how severe, where, why.
+
+    A note (:data:`SIGNALS`) is the same value with ``severity`` :data:`NOTE`.
 
     A quirk that shows many times (every line ends CRLF, every data line lacks
     its space) is one deviation at its first offset; ``offsets`` has them all.
@@ -67,16 +89,18 @@ class Deviation:
 
 @dataclass(frozen=True)
 class LintReport:
-    """Every deviation of one body, sorted by offset."""
+    """Every deviation of one body, and every note (:data:`SIGNALS`), sorted by offset."""
 
     target: str
     kind: str
     size: int
     deviations: list[Deviation] = field(default_factory=list)
+    notes: list[Deviation] = field(default_factory=list)
 
     @property
     def quirks(self) -> set[str]:
-        return {d.quirk for d in self.deviations}
+        """Every quirk the body shows, deviation or note."""
+        return {d.quirk for d in (*self.deviations, *self.notes)}
 
     @property
     def counts(self) -> dict[str, int]:
@@ -91,15 +115,18 @@ class LintReport:
         counts = ", ".join(f"{n} {severity}" for severity, n in self.counts.items())
         total = len(self.deviations)
         noun = "deviation" if total == 1 else "deviations"
-        return f"{total} {noun} ({counts}) in {self.target}: {self.kind}, {self.size} bytes"
+        notes = len(self.notes)
+        also = f" and {notes} note{'' if notes == 1 else 's'}" if notes else ""
+        return f"{total} {noun} ({counts}){also} in {self.target}: {self.kind}, {self.size} bytes"
 
     def lines(self) -> list[str]:
-        """``OFFSET  SEVERITY  QUIRK  explanation`` per deviation, then the summary."""
-        width = max((len(str(d.offset)) for d in self.deviations), default=1)
-        quirk_width = max((len(d.quirk) for d in self.deviations), default=1)
+        """``OFFSET  SEVERITY  QUIRK  explanation`` per deviation or note, then the summary."""
+        shown = sorted((*self.deviations, *self.notes), key=lambda d: (d.offset, d.quirk))
+        width = max((len(str(d.offset)) for d in shown), default=1)
+        quirk_width = max((len(d.quirk) for d in shown), default=1)
         rows = [
             f"{d.offset:>{width}}  {d.severity:<6}  {d.quirk:<{quirk_width}}  {d.text}"
-            for d in self.deviations
+            for d in shown
         ]
         return [*rows, self.summary()]
 
@@ -109,6 +136,7 @@ class LintReport:
             "kind": self.kind,
             "bytes": self.size,
             "deviations": [d.as_dict() for d in self.deviations],
+            "notes": [d.as_dict() for d in self.notes],
             "summary": self.counts,
             "exit": self.exit_code,
         }
@@ -170,18 +198,24 @@ def lint_body(body: bytes, kind: str, catalogue: Catalogue, *, target: str = "-"
         findings = check_error_body(body)
     else:
         raise ValueError(f"unknown kind {kind!r}: choose from {', '.join(KINDS)}")
-    return LintReport(target, kind, len(body), _deviations(findings, catalogue))
+    signals = SIGNALS.get(kind, frozenset())
+    every = _deviations(findings, catalogue, signals)
+    deviations = [d for d in every if d.quirk not in signals]
+    notes = [d for d in every if d.quirk in signals]
+    return LintReport(target, kind, len(body), deviations, notes)
 
 
-def _deviations(findings: list[Finding], catalogue: Catalogue) -> list[Deviation]:
-    """One deviation per quirk, at its first offset, sorted by offset."""
+def _deviations(
+    findings: list[Finding], catalogue: Catalogue, signals: frozenset[str]
+) -> list[Deviation]:
+    """One entry per quirk, at its first offset, sorted by offset; a signal is a note."""
     by_quirk: dict[str, list[Finding]] = {}
     for finding in sorted(findings):
         by_quirk.setdefault(finding.quirk, []).append(finding)
     deviations = [
         Deviation(
             quirk,
-            severity_of(quirk, catalogue),
+            NOTE if quirk in signals else severity_of(quirk, catalogue),
             found[0].offset,
             found[0].message,
             tuple(f.offset for f in found),

@@ -336,7 +336,11 @@ def check_completion(body: bytes) -> list[Finding]:
         checker.add(0, "big-int-seed", "an integer above 2^53")
     if value.get("error") is not None:
         at = doc.locate("error")
-        checker.add(at, "error-in-200", "an error object in a successful JSON body")
+        checker.add(
+            at,
+            "error-in-200",
+            "an error object in a 200 JSON body, whose status could have said so",
+        )
         checker.error_code(value["error"], at, ("error",))
         return lead + _shifted(checker.findings, start)
     if value.get("id") == "":

@@ -302,7 +302,11 @@ def _field(line: bytes, offset: int, block: Event, findings: list[Finding]) -> N
             findings.append(
                 Finding(offset, "error-sse-field", "an error in an error field, which SSE ignores")
             )
-            findings.append(Finding(offset, "error-in-200", "an error sent inside a 200 stream"))
+            findings.append(
+                Finding(
+                    offset, "error-in-200", "an error: field reports a failure after the 200 status"
+                )
+            )
 
 
 def _close(block: Event, events: list[Event], findings: list[Finding]) -> None:

@@ -26,6 +26,29 @@ from .scan import (
 
 __all__ = ["check_stream"]
 
+#: Where an in-stream error stands: the status said success before the failure came.
+_AFTER_200 = " after the 200 status"
+
+
+def _event_error(data: bytes) -> Any:
+    """The error an ``event: error`` carries: its JSON ``error``, its JSON, or its text."""
+    text = data.decode("utf-8", errors="replace")
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return value["error"] if isinstance(value, dict) and "error" in value else value
+
+
+def _saying(error: Any) -> str:
+    """What an error says, shortened for one lint line: ``, saying '…'``, or nothing."""
+    if isinstance(error, dict):
+        error = error.get("message")
+    if not isinstance(error, str) or not error.strip():
+        return ""
+    shown = error if len(error) <= 60 else error[:60] + "…"
+    return f", saying {shown!r}"
+
 
 class _Stream(AcrossChunks):
     """Walks the events of one stream in order, then looks at the whole."""
@@ -50,7 +73,12 @@ class _Stream(AcrossChunks):
         if event.type not in ("", "message"):
             if event.type == "error":
                 self.errors += 1
-                self.add(event.start, "error-in-200", "an event: error inside a 200 stream")
+                said = _saying(_event_error(event.data))
+                self.add(
+                    event.start,
+                    "error-in-200",
+                    f"an event: error reports a failure{_AFTER_200}{said} (semantics §8.2)",
+                )
             return
         text = event.data.decode("utf-8", errors="replace")
         if text == "[DONE]":
@@ -84,7 +112,12 @@ class _Stream(AcrossChunks):
         if body.get("error") is not None:
             self.errors += 1
             at = event.locate("error")
-            self.add(at, "error-in-200", "an error object inside a 200 stream")
+            said = _saying(body["error"])
+            self.add(
+                at,
+                "error-in-200",
+                f"an error object reports a failure{_AFTER_200}{said} (semantics §8.1)",
+            )
             if isinstance(body["error"], str):
                 self.explained.add(("error",))  # semantics §8.1: a string error is the message
             self.error_code(body["error"], at, ("error",))

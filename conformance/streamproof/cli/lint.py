@@ -6,10 +6,15 @@ endpoint (``--base-url URL --model M [--scenario NAME]``, one request of
 ``streamproof.live.record.SCENARIOS``). The checks are the library in
 :mod:`streamproof.checks`.
 
-Output: one line per deviation, ``OFFSET  SEVERITY  QUIRK  explanation``,
-sorted by offset, then a summary line; ``--json`` prints one JSON document
-instead. Exit status: 0 when no deviation is ``must``, 1 when one is, 2 on
-a usage error (one line on stderr).
+Output: one line per deviation or note, ``OFFSET  SEVERITY  QUIRK
+explanation``, sorted by offset, then a summary line and a line naming what
+to cite (the tool's version, the corpus version and digest, the quirk
+catalogue's digest); ``--json`` prints one JSON document instead, with the
+same three under ``tool``, ``corpus`` and ``catalogue``. A note is a quirk
+that is the provider's own signalling (an error reported inside a 200
+stream, ``streamproof.checks.report.SIGNALS``), not a deviation. Exit
+status: 0 when no deviation is ``must``, 1 when one is, 2 on a usage error
+(one line on stderr).
 """
 
 from __future__ import annotations
@@ -20,9 +25,12 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
+from ..__about__ import __version__
 from ..checks.report import LintReport, body_kind, lint_body, lint_case, sniff
-from ..corpus.cases import default_root, load_corpus
+from ..corpus.cases import Corpus, default_root, file_digests, load_corpus, tree_digest
+from ..corpus.gate import UnsafeFile, read_text
 from ..corpus.quirks import Catalogue, load_quirks
 from ..errors import CorpusError
 from ..live import record
@@ -67,21 +75,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``streamproof lint``; 0 clean of must, 1 a must deviation, 2 a usage error."""
     try:
-        report = _report(args)
-    except (LintError, CorpusError) as exc:
+        report, cited = _report(args)
+    except (LintError, CorpusError, UnsafeFile) as exc:
         print(f"streamproof lint: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"streamproof lint: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(report.as_dict(), indent=2, ensure_ascii=False, allow_nan=False))
+        document = {**cited, **report.as_dict()}
+        print(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False))
     else:
-        print("\n".join(report.lines()))
+        print("\n".join([*report.lines(), _cite_line(cited)]))
     return report.exit_code
 
 
-def _report(args: argparse.Namespace) -> LintReport:
+def _report(args: argparse.Namespace) -> tuple[LintReport, dict[str, Any]]:
+    """The report, and what graded it: tool, corpus and catalogue (see :func:`_cited`)."""
     root = (args.corpus or default_root()).resolve()
     catalogue, problems = load_quirks(root)
     if catalogue is None:
@@ -89,20 +99,47 @@ def _report(args: argparse.Namespace) -> LintReport:
     if args.base_url:
         if args.target:
             raise LintError("give TARGET or --base-url, not both")
-        return _live(args, catalogue)
+        return _live(args, catalogue), _cited(root, catalogue)
     if not args.target:
         raise LintError("give a TARGET (a body file or a case id) or --base-url URL --model M")
     path = Path(args.target)
     if path.is_file():
         body = path.read_bytes()
         kind = {".sse": "stream"}.get(path.suffix) or sniff(body)
-        return lint_body(body, kind, catalogue, target=str(path))
+        return lint_body(body, kind, catalogue, target=str(path)), _cited(root, catalogue)
     if not _CASE_ID.match(args.target):
         raise LintError(f"{args.target}: no such file, and not a case id (provider/slug)")
-    case = next((c for c in load_corpus(root).cases if c.id == args.target), None)
+    corpus = load_corpus(root)
+    case = next((c for c in corpus.cases if c.id == args.target), None)
     if case is None:
         raise LintError(f"{args.target}: no such file or case (see 'streamproof list')")
-    return lint_case(case, catalogue)
+    return lint_case(case, catalogue), _cited(root, catalogue, corpus)
+
+
+def _cited(root: Path, catalogue: Catalogue, corpus: Corpus | None = None) -> dict[str, Any]:
+    """The versions a lint result is cited with: the tool, the corpus, its quirk catalogue.
+
+    The corpus digest is the one a results file records (``corpus.sha256``): over
+    every file but the manifest, read now, so it names the catalogue that graded.
+    """
+    if corpus is None:
+        version = read_text(root / "VERSION", root).strip()
+        digest = tree_digest(file_digests(root))
+    else:
+        version, digest = corpus.version, corpus.sha256
+    return {
+        "tool": {"name": "streamproof", "version": __version__},
+        "corpus": {"version": version, "sha256": digest},
+        "catalogue": {"file": "quirks.json", "sha256": catalogue.sha256},
+    }
+
+
+def _cite_line(cited: dict[str, Any]) -> str:
+    tool, corpus, catalogue = cited["tool"], cited["corpus"], cited["catalogue"]
+    return (
+        f"linted by {tool['name']} {tool['version']} with corpus {corpus['version']} "
+        f"(sha256 {corpus['sha256']}), quirk catalogue sha256 {catalogue['sha256']}"
+    )
 
 
 def _live(args: argparse.Namespace, catalogue: Catalogue) -> LintReport:

@@ -27,6 +27,11 @@ def run(args: argparse.Namespace) -> int:
     corpus = load_corpus(args.corpus)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     json_path = args.output.with_suffix(".json")
-    write_provider_report(corpus, args.output, json_path)
-    print(f"provider report: {args.output} and {json_path}")
+    data = write_provider_report(corpus, args.output, json_path)
+    totals = data["totals"]
+    left_out = ", ".join(f["folder"] for f in data["left_out"]) or "none"
+    print(
+        f"provider report: {args.output} and {json_path} "
+        f"({totals['providers']} providers, {totals['cases']} cases; not providers: {left_out})"
+    )
     return 0

@@ -10,6 +10,7 @@ them and ``validate`` checks they are current.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,12 @@ TABLE_END = "<!-- end of quirk tables -->"
 
 
 class Catalogue:
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], sha256: str = "") -> None:
         self.quirks: dict[str, dict[str, Any]] = data["quirks"]
         self.baselines: dict[str, list[str]] = data["baselines"]
+        #: The sha256 of the ``quirks.json`` bytes it was read from ("" when made from data),
+        #: so a lint result can name the catalogue that graded it.
+        self.sha256 = sha256
 
     def problems(self, name: str) -> list[str]:
         """References inside the catalogue that name nothing."""
@@ -52,8 +56,9 @@ class Catalogue:
 def load_quirks(root: Path) -> tuple[Catalogue | None, list[str]]:
     """The catalogue of the corpus at ``root`` and one line per problem."""
     path = root / "quirks.json"
+    seen: dict[str, str] = {}
     try:
-        data = read_json(path, root)
+        data = read_json(path, root, seen)
     except UnsafeFile as exc:
         return None, [str(exc)]
     except OSError as exc:
@@ -61,7 +66,7 @@ def load_quirks(root: Path) -> tuple[Catalogue | None, list[str]]:
     problem = schema_errors("quirks", data)
     if problem:
         return None, [f"{path}: {problem}"]
-    catalogue = Catalogue(data)
+    catalogue = Catalogue(data, seen.get(os.fspath(path), ""))
     return catalogue, catalogue.problems(str(path))
 
 
