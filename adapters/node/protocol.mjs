@@ -12,9 +12,11 @@
 //
 // and returns an outcome object (schemas/outcome.schema.json). An exception
 // escaping parse, or a promise the library leaves rejected and unhandled
-// while the case runs, is a crash reply; the process keeps serving. An error
-// that a case's own timers or promises raise after its reply is printed on
-// stderr with the case it came from, and charged to no case (docs/protocol.md).
+// while the case runs, is a crash reply, with the error's stack as `frames`
+// (outermost first) and `at_byte` (the body bytes handed out by then); the
+// process keeps serving. An error that a case's own timers or promises raise
+// after its reply is printed on stderr with the case it came from, and
+// charged to no case (docs/protocol.md).
 //
 // An adapter may also export call(baseUrl, request): a real client run
 // against streamproof's replay server (`run --http`). serve() then announces
@@ -28,6 +30,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 const PROTOCOL = 1;
 const writeProtocol = process.stdout.write.bind(process.stdout);
@@ -39,6 +42,8 @@ let serving = false; // serve() has begun: before it, an uncaught error ends the
 // case's parser leaves behind after its reply is never charged to the next case.
 const caseOf = new AsyncLocalStorage();
 let current = null; // the seq of the case now running
+let delivered = () => undefined; // the body bytes the running case has been handed
+const SELF = fileURLToPath(import.meta.url); // the harness's frames, not the adapter's
 
 function oneLine(error) {
   const text = String(error?.message ?? error).split(/\s+/).filter(Boolean).join(' ');
@@ -61,8 +66,61 @@ for (const event of ['unhandledRejection', 'uncaughtException']) {
       );
       return;
     }
-    if (faults) faults.push(`${event}: ${oneLine(error)}`);
+    if (faults) faults.push({ said: `${event}: ${oneLine(error)}`, error, at: delivered() });
   });
+}
+
+// A V8 stack line: "    at fn (file:line:col)", "    at file:line:col", either
+// after "async " for a frame an await resumed, or a built-in with no position
+// ("at JSON.parse (<anonymous>)").
+const FRAME = /^\s+at (?:async )?(?:(.*?) \((.*)\)|(.*))$/;
+const POSITION = /^(.*?):(\d+)(?::\d+)?$/;
+
+function frameOf(text) {
+  const match = FRAME.exec(text);
+  if (!match) return null;
+  const location = match[2] ?? match[3];
+  const position = POSITION.exec(location);
+  let file = position ? position[1] : location === 'native' ? 'native' : '<anonymous>';
+  if (file.startsWith('file://')) {
+    try {
+      file = fileURLToPath(file);
+    } catch {
+      // not a file URL Node can map: keep it as written
+    }
+  }
+  if (!file) return null;
+  return { file, line: position ? Number(position[2]) : 0, function: match[1] ?? '' };
+}
+
+/**
+ * Where `error` was raised: {frames, traceback} from its V8 stack, which lists
+ * the innermost frame first. The protocol wants the outermost first
+ * (docs/protocol.md), so both are reversed; this file's own frames are left out.
+ */
+function crashDetails(error) {
+  const stack = error instanceof Error && typeof error.stack === 'string' ? error.stack : '';
+  const lines = stack.split('\n');
+  const first = lines.findIndex((line) => FRAME.test(line));
+  if (first < 0) return {};
+  const kept = [];
+  for (const line of lines.slice(first)) {
+    const frame = frameOf(line);
+    if (frame && frame.file !== SELF) kept.push([line.trim(), frame]);
+  }
+  if (!kept.length) return {};
+  kept.reverse();
+  const header = lines.slice(0, first).join('\n');
+  return {
+    traceback: [...kept.map(([line]) => `  ${line}`), header].join('\n'),
+    frames: kept.map(([, frame]) => frame),
+  };
+}
+
+function crashReply(seq, said, error, at) {
+  const result = { seq, crash: said, ...crashDetails(error) };
+  if (Number.isInteger(at) && at >= 0) result.at_byte = at;
+  return result;
 }
 
 function reply(message) {
@@ -128,10 +186,14 @@ export function versionOf(name) {
   return JSON.parse(readFileSync(path, 'utf8')).version;
 }
 
-/** One case: `produce()` gives the outcome (parse or call), or throws. */
-async function answer(message, produce) {
+/**
+ * One case: `produce()` gives the outcome (parse or call), or throws.
+ * `bytesDelivered()` counts the body bytes handed out (undefined for a call).
+ */
+async function answer(message, produce, bytesDelivered = () => undefined) {
   faults = [];
   current = message.seq;
+  delivered = bytesDelivered;
   let result;
   try {
     const owner = { seq: message.seq, case: message.case ?? message.request?.model };
@@ -142,12 +204,16 @@ async function answer(message, produce) {
     });
     result = { seq: message.seq, outcome: outcome ?? null };
   } catch (error) {
-    result = { seq: message.seq, crash: oneLine(error) };
+    result = crashReply(message.seq, oneLine(error), error, delivered());
   }
   const seen = faults;
   faults = null;
   current = null;
-  if (seen.length && result.crash === undefined) result = { seq: message.seq, crash: seen[0] };
+  delivered = () => undefined;
+  if (seen.length && result.crash === undefined) {
+    const [fault] = seen;
+    result = crashReply(message.seq, fault.said, fault.error, fault.at);
+  }
   try {
     JSON.stringify(result);
   } catch (error) {
@@ -172,7 +238,9 @@ export async function serve(adapter) {
         call: typeof adapter.call === 'function',
       });
     } else if (message.cmd === 'run') {
-      reply(await answer(message, () => adapter.parse(replayResponse(message))));
+      let response = null; // built inside produce: a malformed message is a crash reply
+      const produce = () => adapter.parse((response = replayResponse(message)));
+      reply(await answer(message, produce, () => response?.bytesDelivered));
     } else if (message.cmd === 'call' && typeof adapter.call === 'function') {
       reply(await answer(message, () => adapter.call(message.base_url, message.request)));
     } else if (message.cmd === 'stop') {

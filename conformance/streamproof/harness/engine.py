@@ -206,6 +206,8 @@ class Engine:
                 seconds=seconds,
                 output=reply.output,
                 traceback=reply.traceback,
+                frames=reply.frames,
+                at_byte=reply.at_byte,
                 groups=groups,
                 not_exposed=tuple(sorted(plan.not_exposed)),
             )

@@ -2,6 +2,13 @@
 
 The built-in adapters are files under ``adapters/`` and are loaded by path,
 exactly like a user's file: there is no shortcut for our own.
+
+What an adapter can import follows the command that would run it alone
+(docs/adapters.md, "What an adapter can import"): a user's file
+gets its folder first on ``sys.path``, as ``python file.py`` would; a module
+``pkg.mod`` gets the working folder first, as ``python -m pkg.mod`` would; a
+built-in adapter gets nothing, so ``adapters/litellm.py`` never shadows the
+``litellm`` it drives.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -161,22 +169,67 @@ def load_sibling(adapter_file: str, name: str) -> ModuleType:
     return _module_from_file(Path(adapter_file).resolve().with_name(name))
 
 
+def _put_first(folder: str) -> None:
+    """Put ``folder`` first on ``sys.path``, where ``python`` puts the script's folder.
+
+    For the life of the process, not just the load: a parser that imports
+    lazily, inside ``parse``, must find the same modules.
+    """
+    if not sys.path or sys.path[0] != folder:
+        sys.path.insert(0, folder)
+
+
+def _shown(entry: str) -> str:
+    """A ``sys.path`` entry, shortened: relative inside the working folder, ``~`` for home."""
+    path = os.path.abspath(entry or os.curdir)
+    here = os.getcwd()
+    home = os.path.expanduser("~")
+    if path == here:
+        return "."
+    if path.startswith(here + os.sep):
+        return os.path.relpath(path, here)
+    if home not in ("", os.sep) and path.startswith(home + os.sep):
+        return "~" + path[len(home) :]
+    return path
+
+
+#: An import error names this many folders of ``sys.path``, the first that exist.
+SEARCHED_SHOWN = 3
+
+
+def _searched() -> str:
+    """Where an import looked: the first few existing entries of ``sys.path``, shortened."""
+    entries = [entry for entry in sys.path if os.path.exists(entry or os.curdir)]
+    shown = ", ".join(_shown(entry) for entry in entries[:SEARCHED_SHOWN])
+    more = len(entries) - SEARCHED_SHOWN
+    return f"searched {shown}" + (f" and {more} more on sys.path" if more > 0 else "")
+
+
 def _import(spec: str) -> ModuleType:
-    builtin = data_path("adapters") / f"{spec.replace('-', '_')}.py"
+    builtins = data_path("adapters")
+    builtin = builtins / f"{spec.replace('-', '_')}.py"
     if builtin.exists() and "/" not in spec:
         return _module_from_file(builtin)
     if spec.endswith(".py") or "/" in spec:
         path = Path(spec)
         if not path.is_file():
             raise AdapterError(f"{spec}: no such adapter file")
-        return _module_from_file(path.resolve())
+        path = path.resolve()
+        # A built-in adapter named by its path is still a built-in: adapters/
+        # first on the path would put adapters/litellm.py in place of litellm.
+        if path.parent != builtins.resolve():
+            _put_first(str(path.parent))
+        return _module_from_file(path)
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        _put_first(os.getcwd())
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
         if exc.name and spec.startswith(exc.name):
             known = ", ".join(builtin_names())
             raise AdapterError(
-                f"{spec!r} is not a built-in adapter ({known}), a file or an importable module"
+                f"{spec!r} is not a built-in adapter ({known}), a file or an importable module "
+                f"({_searched()})"
             ) from None
         raise
 
@@ -190,7 +243,9 @@ def load_adapter(spec: str) -> Adapter:
     except AdapterError:
         raise
     except ImportError as exc:
-        raise AdapterError(f"{spec}: cannot import: {exc}") from None
+        # A module not found: say where it was looked for, the path being the usual suspect.
+        where = f" ({_searched()})" if isinstance(exc, ModuleNotFoundError) else ""
+        raise AdapterError(f"{spec}: cannot import: {exc}{where}") from None
     except Exception as exc:  # the adapter's own import-time failure
         raise AdapterError(f"{spec}: failed while loading: {type(exc).__name__}: {exc}") from None
     parse = getattr(module, "parse", None)

@@ -29,6 +29,7 @@ from typing import Any
 
 from . import nodejs, spawn
 from .capture import OutputCapture, last_meaningful_line
+from .crash_site import Frame, at_byte_from, frames_from
 from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
 from .loader import CAPABILITIES, AdapterError
 from .strict_json import NotStrictJSON, loads
@@ -72,6 +73,8 @@ class Reply:
     message: str = ""
     output: str = ""  # what the adapter printed while it ran this case (bounded)
     traceback: str = ""  # where the adapter raised, for a crash it reported
+    frames: tuple[Frame, ...] = ()  # the same place as frames, outermost first (crash_site)
+    at_byte: int | None = None  # body bytes the adapter had been handed when it raised
 
 
 class _Dead(Exception):
@@ -115,7 +118,7 @@ class AdapterProcess:
         self.version = "unknown"
         self.capabilities: frozenset[str] = frozenset(CAPABILITIES)
         self.supports_call = False
-        # The worker reads {"every": 1} for the bytes transport's boundaries (README).
+        # The worker reads {"every": 1} for the bytes transport's boundaries (docs/adapters.md).
         self.compact_boundaries = False
         self.restarts = 0
         if start_timeout is None:
@@ -267,7 +270,14 @@ class AdapterProcess:
             crash = _one_line(reply["crash"]) or "the adapter reported a crash with no message"
             frames = reply.get("traceback")
             shown = frames[-TRACEBACK_LIMIT:] if isinstance(frames, str) else ""
-            return Reply("crash", message=crash, output=output, traceback=shown)
+            return Reply(
+                "crash",
+                message=crash,
+                output=output,
+                traceback=shown,
+                frames=frames_from(reply.get("frames")),
+                at_byte=at_byte_from(reply.get("at_byte")),
+            )
         if "invalid" in reply:
             invalid = _one_line(reply["invalid"]) or "the adapter's outcome is invalid"
             return Reply("invalid", message=invalid, output=output)

@@ -13,6 +13,8 @@ from typing import Any
 
 from ..corpus.cases import Case
 from .comparison import Divergence
+from .crash_site import Frame, at_byte_from, frames_from
+from .crash_site import raised_in as _raised_in
 
 __all__ = ["DISPLAY_LIMIT", "JSON_VALUE_LIMIT", "Result", "Verdict", "shorten"]
 
@@ -21,7 +23,7 @@ __all__ = ["DISPLAY_LIMIT", "JSON_VALUE_LIMIT", "Result", "Verdict", "shorten"]
 # (a 10 MB outcome must not make a 10 MB terminal line or HTML cell).
 DISPLAY_LIMIT = 500
 # A string value in the results JSON (a mismatch's expected or actual, a
-# message) keeps at most this many characters (README "Isolation and timeouts").
+# message) keeps at most this many characters (docs/cli.md, "Isolation and timeouts").
 JSON_VALUE_LIMIT = 1 << 20
 
 
@@ -82,6 +84,15 @@ class Result:
     #: The groups the case states that were not judged: not exposed, or left out
     #: by a precondition.
     not_exposed: tuple[str, ...] = ()
+    #: For a crash the adapter reported: where it raised, outermost first, and
+    #: how many body bytes it had been handed then (docs/protocol.md).
+    frames: tuple[Frame, ...] = ()
+    at_byte: int | None = None
+
+    @property
+    def raised_in(self) -> Frame | None:
+        """The innermost frame outside the runtime's own library and streamproof."""
+        return _raised_in(self.frames)
 
     @property
     def first_divergence(self) -> str:
@@ -106,6 +117,8 @@ class Result:
             incremental=data.get("incremental", False),
             groups=data.get("groups"),
             not_exposed=tuple(data.get("not_exposed", ())),
+            frames=frames_from(data.get("frames")),
+            at_byte=at_byte_from(data.get("at_byte")),
         )
 
     def without_outcome(self) -> Result:
@@ -128,8 +141,15 @@ class Result:
             data["seeds"] = self.seeds
         if self.output:
             data["output"] = self.output
+        site = self.raised_in
+        if site is not None:
+            data["raised_in"] = site.as_dict()
         if self.traceback:
             data["traceback"] = self.traceback
+        if self.frames:
+            data["frames"] = [frame.as_dict() for frame in self.frames]
+        if self.at_byte is not None:
+            data["at_byte"] = self.at_byte
         if self.incremental:
             data["incremental"] = True
         if self.groups is not None:

@@ -2,7 +2,7 @@
 
 ``python -m streamproof.harness.worker SPEC`` (or by its old name,
 ``streamproof.worker``) loads the adapter once and serves cases over the
-subprocess protocol (JSON lines on stdin/stdout, see the README), so the
+subprocess protocol (JSON lines on stdin/stdout, docs/protocol.md), so the
 harness can kill and restart it when a parser hangs or dies, and treats our
 own adapters exactly as it treats one in any other language.
 
@@ -81,37 +81,57 @@ _HARNESS = (
 TRACEBACK_FRAMES = 30
 
 
-def adapter_traceback(exc: BaseException) -> str:
-    """``exc``'s traceback as text, harness frames left out, innermost last."""
-    frames = [
+def _adapter_frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    """``exc``'s frames, outermost first, harness frames left out, the innermost kept."""
+    return [
         frame
         for frame in traceback.extract_tb(exc.__traceback__)
         if not frame.filename.startswith(_HARNESS)
     ][-TRACEBACK_FRAMES:]
-    if not frames:
-        return ""
-    lines = traceback.format_list(frames)
-    lines += traceback.format_exception_only(type(exc), exc)
+
+
+def _formatted(frames: list[traceback.FrameSummary], exc: BaseException) -> str:
+    lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
     return "".join(lines).rstrip("\n")
 
 
-def _answer(seq: Any, produce: Callable[[], Any]) -> dict[str, Any] | str:
+def adapter_traceback(exc: BaseException) -> str:
+    """``exc``'s traceback as text, harness frames left out, innermost last."""
+    frames = _adapter_frames(exc)
+    return _formatted(frames, exc) if frames else ""
+
+
+def _crash_reply(seq: Any, exc: BaseException, at_byte: int | None) -> dict[str, Any]:
+    """The crash reply for ``exc``: its line, traceback and ``frames`` (outermost
+    first), and ``at_byte``, the body bytes handed out when it escaped (docs/protocol.md)."""
+    reply: dict[str, Any] = {"seq": seq, "crash": _one_line(exc)}
+    frames = _adapter_frames(exc)
+    if frames:
+        reply["traceback"] = _formatted(frames, exc)
+        reply["frames"] = [
+            {"file": f.filename, "line": f.lineno or 0, "function": f.name} for f in frames
+        ]
+    if at_byte is not None:
+        reply["at_byte"] = at_byte
+    return reply
+
+
+def _answer(
+    seq: Any, produce: Callable[[], Any], delivered: Callable[[], int] | None = None
+) -> dict[str, Any] | str:
     """The reply to one case: its outcome (encoded, as it was checked), or why there is none.
 
     An outcome that ``json`` would write but is not strict JSON (NaN,
     Infinity, a key that is not a string) is a crash naming where: it must
-    never reach a results file.
+    never reach a results file. ``delivered`` says how many body bytes the
+    adapter has been handed (none for a ``call``: a socket's reads are the client's).
     """
     from .strict_json import first_problem
 
     try:
         outcome = produce()
     except Exception as exc:  # the adapter's (or its client's) fault: a crash verdict
-        reply = {"seq": seq, "crash": _one_line(exc)}
-        frames = adapter_traceback(exc)
-        if frames:
-            reply["traceback"] = frames
-        return reply
+        return _crash_reply(seq, exc, None if delivered is None else delivered())
     problem = first_problem(outcome)
     if problem:
         return {"seq": seq, "crash": f"outcome is not strict JSON: {problem}"}
@@ -149,7 +169,7 @@ def _run(adapter: Any, message: dict[str, Any]) -> dict[str, Any] | str:
         body=body,
         ends=ends,
     )
-    return _answer(message["seq"], lambda: adapter.run(response))
+    return _answer(message["seq"], lambda: adapter.run(response), lambda: response.bytes_delivered)
 
 
 def _call(adapter: Any, message: dict[str, Any]) -> dict[str, Any] | str:
@@ -191,10 +211,22 @@ def serve(spec: str, inp: IO[str], out: IO[str]) -> int:
     return 0
 
 
+def _forget_working_folder() -> None:
+    """Take off ``sys.path`` the working folder that ``python -m`` put first.
+
+    The loader alone decides what an adapter imports from, the same here as
+    in ``streamproof debug`` (harness/loader.py): the worker's own way of
+    starting must not let a file in the working folder shadow a library.
+    """
+    if not getattr(sys.flags, "safe_path", False) and sys.path[:1] == [os.getcwd()]:
+        del sys.path[0]
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print("usage: python -m streamproof.harness.worker ADAPTER-SPEC", file=sys.stderr)
         return 2
+    _forget_working_folder()
     # Keep the protocol on a private copy of stdout and send the adapter's
     # prints (fd 1 and sys.stdout) to stderr, where they cannot corrupt it.
     _watch_parent()

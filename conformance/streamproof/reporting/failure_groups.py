@@ -16,6 +16,7 @@ from typing import Any
 
 from ..corpus.cases import Case
 from ..harness.comparison import MISSING, compare
+from ..harness.crash_site import Frame
 from ..harness.engine import Result, Verdict
 from ..harness.transports import boundaries
 from .coverage import lacking_from_message
@@ -52,6 +53,8 @@ class FailedRun:
     located: str  # how the window's centre was found
     traceback: str = ""  # where the adapter raised (a crash it reported)
     output: str = ""  # what the adapter printed during this run (bounded)
+    frames: tuple[Frame, ...] = ()  # the same place, outermost first, when the adapter sent them
+    raised_in: Frame | None = None  # the innermost frame outside the runtime and streamproof
     same_as: str | None = None  # an earlier transport with the same expected and actual
 
 
@@ -168,6 +171,8 @@ def _failed_run(result: Result, outcome: Any, spec: str, seed: int) -> FailedRun
         located=place.how,
         traceback=result.traceback,
         output=result.output,
+        frames=result.frames,
+        raised_in=result.raised_in,
     )
 
 

@@ -12,8 +12,11 @@ A best effort in three steps, each sound when it answers:
    order of the divergences: the occurrence followed closely by its expected
    (else its actual) value wins, or for an object or a list its key's first one.
 
-When none answers (a crash, a truncated stream, a key the body lacks) the
-answer is the end of the body, where a parser that stops early stops.
+A crash has no divergence: its reply's ``at_byte`` (the body bytes the
+adapter had been handed when it raised, docs/protocol.md) points at the last
+read it got. When nothing answers (a crash without ``at_byte``, a truncated
+stream, a key the body lacks) the answer is the end of the body, where a
+parser that stops early stops.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def pinpoint(body: bytes, result: Result) -> Pinpoint:
     """The byte where ``result``'s first divergence arises in ``body``."""
     end = Pinpoint(max(0, len(body) - 1), "the end of the body (no closer place is known)")
     if not result.mismatches:
-        return end
+        return _from_at_byte(result.at_byte, len(body)) or end
     first = result.mismatches[0]
     content = _CONTENT_PATH.match(first.path)
     if content and isinstance(first.expected, str):
@@ -63,6 +66,14 @@ def pinpoint(body: bytes, result: Result) -> Pinpoint:
         if found:
             return found
     return end
+
+
+def _from_at_byte(at: int | None, size: int) -> Pinpoint | None:
+    if at is None or at > size:  # more than the body: no read of this case
+        return None
+    if at == 0:
+        return Pinpoint(0, "the start of the body: the adapter raised before it was handed a byte")
+    return Pinpoint(at - 1, f"the last read the adapter was handed before it raised (at_byte {at})")
 
 
 def _from_deltas(outcome: dict[str, Any] | None, choice: int, expected: str) -> Pinpoint | None:
