@@ -79,7 +79,7 @@ def test_repeated_transports_and_cases_add_up(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "(3 case runs)" in proc.stdout
+    assert "of 3 case runs (2 cases)" in proc.stdout
     assert not (tmp_path / "streamproof-report.html").exists()
 
 
@@ -91,7 +91,7 @@ def test_every_run_writes_the_html_report_by_default(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "streamproof-report.html").is_file()
     assert "report: streamproof-report.html" in proc.stdout
-    assert "(1 case run)" in proc.stdout
+    assert "of 1 case run (1 case)" in proc.stdout
 
 
 def test_provider_keyword_exitfirst_quiet_and_verbose(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_provider_keyword_exitfirst_quiet_and_verbose(tmp_path: Path) -> None:
     )  # fmt: skip
     assert first.returncode == 1
     assert "stopped at the first failure (-x) after 1 of" in first.stdout
-    assert "(1 case run)" in first.stdout
+    assert "of 1 case run (1 case)" in first.stdout
 
 
 def test_exitfirst_refuses_outputs_that_read_as_a_whole_run(tmp_path: Path) -> None:

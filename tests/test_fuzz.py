@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -226,3 +227,73 @@ def test_keep_going_reports_distinct_disagreements_only(process: AdapterProcess)
     keys = {(f.result.first_divergence.split(":")[0], f.response.quirks) for f in report.findings}
     assert len(keys) == 3
     assert all(f.events <= 4 for f in report.findings)
+
+
+# -- --out is a corpus, and its candidates replay as reported ---------------------
+
+_FOUND = re.compile(
+    r"read\(s\): (?P<divergence>.*) -> (?P<case>generic/\S+) "
+    r"\[(?P<transport>[a-z]+)\] in (?P<out>.+)$"
+)
+
+
+def _streamproof(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "streamproof", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "adapter",
+    [
+        "drops_second_tool_call",  # fails on the tool calls
+        "text_only",  # declares a few capabilities: judged on those alone, on replay too
+        "flaky_reads",  # crashes under some reads only: the candidate keeps them
+    ],
+)
+def test_out_is_a_corpus_whose_candidate_diverges_on_replay_as_reported(
+    tmp_path: Path, adapter: str
+) -> None:
+    spec = ADAPTERS / f"{adapter}.py"
+    proc = _fuzz("--adapter", spec, "--seed", "0", "--out", "out", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = _FOUND.search(proc.stdout.strip())
+    assert found is not None, proc.stdout
+    case, transport, divergence = found["case"], found["transport"], found["divergence"]
+    assert found["out"] == "out"
+    out = tmp_path / "out"
+    assert (out / "VERSION").is_file() and (out / "FORMAT").read_text() == "2\n"
+    # validate takes the folder as it is: the manifest, requires, evidence and severity
+    valid = _streamproof("validate", "--corpus", out, cwd=tmp_path)
+    assert valid.returncode == 0, valid.stderr
+    assert valid.stdout.startswith("ok: 1 cases, corpus 0.0.0")
+    data = json.loads((out / "cases" / case / "case.json").read_text())
+    assert data["severity"] == "may" and data["evidence"]["shape"][0]["kind"] == "none"
+    assert (transport == "recorded") == (out / "cases" / case / "chunks.json").exists()
+    shown = _streamproof("show", f"{case} [{transport}]", "--corpus", out, cwd=tmp_path)
+    assert shown.returncode == 0 and shown.stdout.startswith(f"{case} [may] "), shown.stderr
+    # run replays it under the reported reads and diverges exactly as reported
+    ran = _streamproof(
+        "run", "--corpus", out, "--adapter", spec, "--case", f"{case} [{transport}]",
+        "--no-html", cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    verdict, _, detail = divergence.partition(": ")
+    if verdict != "crash":
+        verdict, detail = "fail", divergence
+    line = f"{verdict.upper():<7} {case} [{transport}] (may): {detail}"
+    assert ran.stdout.splitlines()[0] == line
+    # and so does debug, in the foreground
+    debug = _streamproof(
+        "debug", f"{case} [{transport}]", "--corpus", out, "--adapter", spec, cwd=tmp_path
+    )
+    assert debug.returncode == 1, debug.stderr
+    if verdict == "crash":
+        assert detail in debug.stderr and "crash: the adapter raised" in debug.stdout
+    else:
+        assert debug.stdout.splitlines()[-1] == f"--- fail: {detail}"

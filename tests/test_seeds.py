@@ -336,3 +336,24 @@ def test_the_plugin_runs_several_seeds_under_the_same_test_id(pytester: pytest.P
             f"FAILED streamproof::{case}[[]random[]] - *",
         ]
     )
+
+
+def test_serve_show_and_debug_default_to_the_seed_run_uses(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A failure under ``random`` replays over HTTP, in ``show`` and in ``debug``
+    with the reads the run cut, when no seed is given to any of them."""
+    from streamproof.cli import command_parser
+    from streamproof.corpus.cases import load_corpus
+    from streamproof.live.serve import ReplayServer
+
+    for name in ("serve", "show", "debug"):
+        parser, _ = command_parser(name)
+        assert parser.get_default("seed") == DEFAULT_SEED, name
+        assert f"default: {DEFAULT_SEED}" in parser.format_help(), name
+    assert ReplayServer(load_corpus()).seed == DEFAULT_SEED
+    shown = {}
+    for seed in ([], ["--seed", str(DEFAULT_SEED)], ["--seed", "0"]):
+        assert main(["show", "generic/text-split-per-token [random]", *seed]) == 0
+        shown[" ".join(seed)] = capsys.readouterr().out
+    assert shown[""] == shown[f"--seed {DEFAULT_SEED}"] != shown["--seed 0"]

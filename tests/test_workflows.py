@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,59 @@ def test_action_is_a_valid_composite_action() -> None:
     assert action["inputs"]["adapter"]["required"] is True
 
 
+def _install_step(tmp_path: Path, **inputs: str) -> list[str]:
+    """The action's install step, run with ``python`` and ``streamproof`` shims that
+    log their arguments: the pip commands it would run, one line each."""
+    shims, log = tmp_path / "bin", tmp_path / "calls.log"
+    shims.mkdir(exist_ok=True)
+    for name in ("python", "streamproof"):
+        shim = shims / name
+        shim.write_text(f'#!/bin/sh\necho "{name} $*" >> "{log}"\n', encoding="utf-8")
+        shim.chmod(0o755)
+    log.write_text("", encoding="utf-8")
+    step = next(s for s in load_yaml(ACTION)["runs"]["steps"] if s.get("id") == "install")
+    env = {"SP_VERSION": "", "SP_PATH": "", "SP_EXTRAS": "", "SP_INSTALL": "", **inputs}
+    assert set(env) == set(step["env"]), "every input of the step is given"
+    proc = subprocess.run(
+        ["bash", "-c", step["run"]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}",
+            "GITHUB_ACTION_PATH": "/actions/streamproof",
+            **env,
+        },
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert (
+        calls[0] == "python -m pip install --upgrade pip" and calls[-1] == "streamproof --version"
+    )
+    return calls[1:-1]
+
+
+def test_action_installs_streamproof_from_its_own_checkout_unless_told(tmp_path: Path) -> None:
+    """By default the streamproof of the ref in ``uses:``, never a name from the index,
+    where it is not published; a path or a release when the inputs say so."""
+    install = "python -m pip install"
+    assert _install_step(tmp_path) == [f"{install} /actions/streamproof"]
+    assert _install_step(tmp_path, SP_EXTRAS="openai,httpx-sse") == [
+        f"{install} /actions/streamproof[openai,httpx-sse]"
+    ]
+    assert _install_step(tmp_path, SP_PATH="vendor/streamproof", SP_VERSION="9.9.9") == [
+        f"{install} ./vendor/streamproof"
+    ]
+    assert _install_step(tmp_path, SP_PATH=".", SP_EXTRAS="openai") == [f"{install} .[openai]"]
+    assert _install_step(tmp_path, SP_VERSION="0.1.0", SP_INSTALL="-e . -r req.txt") == [
+        f"{install} streamproof==0.1.0",
+        f"{install} -e . -r req.txt",
+    ]
+
+
 def test_action_runs_streamproof_and_uploads_before_failing() -> None:
     steps = load_yaml(ACTION)["runs"]["steps"]
     uses = [s.get("uses", "") for s in steps]
@@ -137,6 +191,40 @@ def test_action_steps_run_locally(tmp_path: Path) -> None:
     failed = step("Fail on failures", SP_CODE=outputs["exit-code"])
     assert failed.returncode == 1 and "::error::" in failed.stdout
     assert step("Fail on failures", SP_CODE="0").returncode == 0
+
+
+# docs/ci.md
+
+CI_DOC = ROOT / "docs" / "ci.md"
+
+
+def test_the_ci_doc_examples_are_valid_and_use_the_action_as_shipped() -> None:
+    """Each YAML example of docs/ci.md: a valid workflow (or its steps), whose
+    action step gives only inputs the action has, the required ones included."""
+    from ruamel.yaml import YAML
+
+    text = CI_DOC.read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 2
+    inputs = load_yaml(ACTION)["inputs"]
+    required = {name for name, spec in inputs.items() if spec.get("required")}
+    workflows = vendored_schema("github-workflows.json")
+    used = []
+    for block in blocks:
+        document = YAML(typ="safe", pure=True).load(block)
+        if isinstance(document, dict):  # a whole workflow
+            assert schema_problems(workflows, document) == []
+            steps = [s for job in document["jobs"].values() for s in job["steps"]]
+        else:  # the steps of one
+            steps = document
+            workflow = {"on": "push", "jobs": {"j": {"runs-on": "x", "steps": steps}}}
+            assert schema_problems(workflows, workflow) == []
+        for step in steps:
+            if "streamproof" in step.get("uses", "") or step.get("uses") == "./":
+                used.append(step["uses"])
+                assert required <= set(step["with"]) <= set(inputs), step
+    assert "./" in used and any(u.endswith("/streamproof@<ref>") for u in used)
+    assert "OWNER/" not in text  # no placeholder posing as a repository
 
 
 # nightly.yml

@@ -7,12 +7,14 @@ fuzzer must refuse it rather than write through it.
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import pytest
 
 from streamproof.cli import main
+from streamproof.errors import CorpusError
 from streamproof.fuzz.case import write_candidate
 from streamproof.fuzz.generate import draw
 from streamproof.harness.loader import CAPABILITIES
@@ -39,7 +41,14 @@ def _victim(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "planted",
-    [f"cases/generic/{SLUG}/case.json", f"cases/generic/{SLUG}", "cases/generic", "cases"],
+    [
+        f"cases/generic/{SLUG}/case.json",
+        f"cases/generic/{SLUG}",
+        "cases/generic",
+        "cases",
+        "VERSION",
+        "FORMAT",
+    ],
 )
 def test_a_link_planted_under_out_is_refused_and_its_target_untouched(
     tmp_path: Path, planted: str
@@ -48,17 +57,40 @@ def test_a_link_planted_under_out_is_refused_and_its_target_untouched(
     out = tmp_path / "out2"
     link = out / planted
     link.parent.mkdir(parents=True)
-    link.symlink_to(victim if planted.endswith(".json") else tmp_path)
+    link.symlink_to(victim if planted.endswith(".json") or planted.isupper() else tmp_path)
     with pytest.raises(OSError):
         _write(out)
     assert victim.read_text(encoding="utf-8") == VICTIM_TEXT
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out2", "victim.txt"]
 
 
+def test_a_manifest_link_planted_under_out_is_refused_and_its_target_untouched(
+    tmp_path: Path,
+) -> None:
+    victim = _victim(tmp_path)
+    out = tmp_path / "out2"
+    out.mkdir()
+    (out / "manifest.json").symlink_to(victim)
+    with pytest.raises((OSError, CorpusError)):
+        _write(out)
+    assert victim.read_text(encoding="utf-8") == VICTIM_TEXT
+    assert (out / "manifest.json").is_symlink()
+
+
 def test_a_fresh_folder_takes_a_candidate(tmp_path: Path) -> None:
     folder = _write(tmp_path / "new" / "out")
     assert folder == tmp_path / "new" / "out" / "cases" / "generic" / SLUG
     assert (folder / "case.json").is_file() and not (folder / "case.json").is_symlink()
+    # the folder is a corpus: made fresh with the first candidate, kept with the next
+    out = tmp_path / "new" / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["FORMAT", "VERSION", "cases", "manifest.json"]
+    second = write_candidate(
+        out, draw(random.Random(1), frozenset(CAPABILITIES)), [1], adapter="broken", seed=0,
+        example=2, divergence="x: y",
+    )  # fmt: skip
+    listed = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["files"]
+    assert {f"cases/generic/{f.name}/case.json" for f in (folder, second)} <= set(listed)
+    assert (out / "VERSION").read_text(encoding="utf-8") == "0.0.0\n"
 
 
 def _fuzz(capsys: pytest.CaptureFixture[str], out: Path) -> tuple[int, str, str]:

@@ -18,7 +18,7 @@ from ..errors import UsageError
 from ..harness.loader import load_adapter
 from ..harness.nodejs import BUILTIN
 from ..harness.replay import find_case, replay_case
-from ..harness.transports import TRANSPORTS
+from ..harness.transports import DEFAULT_SEED, TRANSPORTS
 from ..reporting.wire import terminal_lines, terminal_safe
 from .options import add_corpus_option
 
@@ -37,7 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "cmd: adapters run in their own process: use run --trace for them",
     )
     parser.add_argument("--transport", choices=TRANSPORTS, help="default: whole, or the run id's")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the random transport")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"seed of the random transport (default: {DEFAULT_SEED}, as for run)",
+    )
     parser.add_argument(
         "--pdb", action="store_true", help="drop into the debugger where the adapter raised"
     )

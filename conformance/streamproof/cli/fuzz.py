@@ -4,9 +4,10 @@ Each example is an abstract response (docs/fuzzing.md) rendered to bytes and
 run through the adapter under a random chunking; its expected outcome comes
 from the model by construction. The first disagreement (or the first N
 distinct ones, ``--keep-going N``) is shrunk to a small response and written
-as a candidate case under ``--out`` (a new or empty folder, never the corpus),
-with one line on the terminal. Exit status: 0 no disagreement, 1 a
-disagreement, 2 a usage error.
+as a candidate case under ``--out`` (a new or empty folder, never the shipped
+corpus; a corpus of its own once written, for ``validate``, ``show``, ``run
+--corpus`` and ``debug``), with one line on the terminal naming its run id.
+Exit status: 0 no disagreement, 1 a disagreement, 2 a usage error.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=Path("fuzz-candidates"),
         metavar="DIR",
-        help="a new or empty folder where candidate cases are written"
-        " (default: ./fuzz-candidates/)",
+        help="a new or empty folder where candidate cases are written, a corpus"
+        " of its own (default: ./fuzz-candidates/)",
     )
     parser.add_argument(
         "--keep-going",

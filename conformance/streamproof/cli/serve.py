@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.cases import load_corpus
-from ..harness.transports import TRANSPORTS
+from ..harness.transports import DEFAULT_SEED, TRANSPORTS
 from ..live.serve import ReplayServer, is_stream
 from ..reporting.wire import terminal_safe
 
@@ -36,7 +36,8 @@ _at_least_0 = partial(_number, low=0.0)
 _OPTIONS: tuple[tuple[str, Any, Any, str | None, str], ...] = (
     ("--host", str, "127.0.0.1", None, "address to bind (default: 127.0.0.1)"),
     ("--port", _port, 0, None, "port to bind (default: 0, any free port)"),
-    ("--seed", int, 0, None, "seed of the random transport (default: 0)"),
+    # run's default seed, so a failure under the random transport replays as it ran
+    ("--seed", int, DEFAULT_SEED, None, f"seed of the random transport (default: {DEFAULT_SEED})"),
     ("--chunk-delay", _at_least_0, 0.0, "MS", "wait before every read but the first"),
     ("--first-byte-delay", _at_least_0, 0.0, "MS", "wait between the head and the first read"),
     ("--delay-scale", _at_least_0, 1.0, "F", "multiply every delay, recorded ones too"),

@@ -8,7 +8,7 @@ import json
 from ..corpus.cases import Case, load_corpus
 from ..errors import UsageError
 from ..harness.selection import split_run_id
-from ..harness.transports import TRANSPORTS, boundaries
+from ..harness.transports import DEFAULT_SEED, TRANSPORTS, boundaries
 from ..reporting.wire import terminal_lines, terminal_safe, wire_view
 from .options import add_corpus_option
 
@@ -20,7 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "case", metavar="CASE", help="a case id, or a run id as printed: 'CASE [TRANSPORT]'"
     )
     parser.add_argument("--transport", choices=TRANSPORTS, help="mark this transport's reads")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"seed of the random transport (default: {DEFAULT_SEED}, as for run)",
+    )
     add_corpus_option(parser)
 
 

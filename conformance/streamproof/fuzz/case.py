@@ -2,7 +2,10 @@
 
 The case has the corpus's format (``schemas/case.schema.json``), the model's
 expected outcome and ``synthetic`` provenance. It is written to a folder the
-user names, never into a corpus: a person reviews a candidate and moves it.
+user names, never into the shipped corpus: that folder becomes a corpus of
+its own (``VERSION``, ``FORMAT``, ``manifest.json``), so ``validate``,
+``show``, ``run --corpus`` and ``debug`` take it as it is, and a person
+reviews a candidate there before moving it.
 """
 
 from __future__ import annotations
@@ -16,13 +19,24 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..corpus.cases import Case
+from ..corpus.cases import CORPUS_FORMAT, Case
+from ..corpus.validate import needed_capabilities, write_manifest
 from ..harness.loader import CAPABILITIES
 from ..harness.projection import plan_groups
 from .model import Response, claimed, outcomes, requires
 from .render import QUIRKS, Wire, render
 
-__all__ = ["event_count", "judgeable", "to_case", "write_candidate"]
+__all__ = [
+    "CANDIDATES_VERSION",
+    "event_count",
+    "judgeable",
+    "replay_transport",
+    "to_case",
+    "write_candidate",
+]
+
+#: ``VERSION`` of a folder of candidates: a corpus, but no release of one.
+CANDIDATES_VERSION = "0.0.0"
 
 SPEC = {
     "stream": ["semantics §3", "semantics §5"],
@@ -83,6 +97,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "adapter"
 
 
+def replay_transport(ends: list[int]) -> str:
+    """The transport that replays a candidate cut at ``ends``: its ``chunks.json``
+    (``recorded``) when the reads matter, else ``whole``."""
+    return "recorded" if len(ends) > 1 else "whole"
+
+
 def write_candidate(
     out: Path,
     response: Response,
@@ -93,18 +113,26 @@ def write_candidate(
     example: int,
     divergence: str,
 ) -> Path:
-    """Write the case folder of a shrunk disagreement under ``out``; its path."""
+    """Write the case folder of a shrunk disagreement under ``out``; its path.
+
+    ``out`` is a corpus once the first candidate is in: its ``VERSION`` and
+    ``FORMAT`` are made with the first, its manifest is written anew with each.
+    """
     slug = f"fuzz-{_slug(adapter)}-seed{seed}-{example}"
     folder = _fresh_folder(out, slug)
     case = to_case(response, frozenset(CAPABILITIES), case_id=f"generic/{slug}")
     wire: Wire = render(response)
     events = event_count(response)
     data = dict(case.data)
+    # The full outcome of the model is stated, so every capability it needs is
+    # required (``validate`` checks it); a run judges what the adapter exposes.
+    data["requires"] = sorted(needed_capabilities(case) | case.requires)
     data["title"] = f"fuzz finding: {_slug(divergence.split(':')[0]) or 'outcome'} differs"[:69]
     data["comment"] = (
         f"Found by `streamproof fuzz --adapter {adapter} --seed {seed}` (example {example}) and "
         f"shrunk to {events} event(s) in {len(ends)} read(s). The adapter's first divergence "
-        f"from the abstract model: {divergence}. The expectation comes from the fuzzer's model "
+        f"from the abstract model, under the {replay_transport(ends)} transport: {divergence}. "
+        "The expectation comes from the fuzzer's model "
         "of the response (docs/semantics.md), not from any parser: review it field by field "
         "before moving this folder into corpus/cases/."
     )
@@ -118,14 +146,19 @@ def write_candidate(
     if len(ends) > 1:
         sizes = [b - a for a, b in zip([0, *ends[:-1]], ends, strict=True)]
         _create(folder / "chunks.json", json.dumps({"sizes": sizes}) + "\n")
+    write_manifest(out)
     return folder
 
 
 def _fresh_folder(out: Path, slug: str) -> Path:
     """The candidate folder ``out/cases/generic/slug``, made now: the folders on
     the way are taken only if they are folders (not links), the last one only if
-    it did not exist (a path planted there is refused, ``OSError``)."""
+    it did not exist (a path planted there is refused, ``OSError``). ``out``
+    gets its ``VERSION`` and ``FORMAT`` the first time."""
     out.parent.mkdir(parents=True, exist_ok=True)
+    _own_folder(out)
+    for name, text in (("VERSION", CANDIDATES_VERSION), ("FORMAT", CORPUS_FORMAT)):
+        _create_once(out / name, text + "\n")
     folder = out
     for name in ("cases", "generic"):
         _own_folder(folder)
@@ -153,6 +186,18 @@ def _create(path: Path, content: str | bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     with open(fd, "wb") as file:
         file.write(data)
+
+
+def _create_once(path: Path, content: str) -> None:
+    """Create ``path`` as ``_create`` does, or keep it if a plain file is there already
+    (this session's, from its first candidate); a link or anything else is refused."""
+    try:
+        _create(path, content)
+    except FileExistsError:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise OSError(
+                errno.EEXIST, "is not a plain file (a link?); not written", str(path)
+            ) from None
 
 
 def event_count(response: Response) -> int:

@@ -21,7 +21,7 @@ from ..harness.engine import Result, Verdict, judge
 from ..harness.messages import run_message
 from ..harness.protocol import AdapterProcess
 from ..harness.transports import boundaries
-from .case import event_count, judgeable, to_case, write_candidate
+from .case import event_count, judgeable, replay_transport, to_case, write_candidate
 from .generate import draw
 from .model import Response
 from .shrink import shrink_reads, shrink_response
@@ -48,7 +48,13 @@ class Finding:
         return event_count(self.response)
 
     def summary(self, adapter: str) -> str:
-        where = f" -> {self.folder}" if self.folder else ""
+        """One line; with a written candidate, its run id (``CASE [TRANSPORT]``, the
+        reads that show the divergence) and the corpus folder it is in."""
+        where = ""
+        if self.folder is not None:
+            case_id = f"{self.folder.parent.name}/{self.folder.name}"
+            corpus = self.folder.parent.parent.parent
+            where = f" -> {case_id} [{replay_transport(self.ends)}] in {corpus}"
         return (
             f"{adapter}: disagreement at example {self.example}, shrunk to "
             f"{self.events} event(s) in {len(self.ends)} read(s): {_detail(self.result)}{where}"

@@ -51,11 +51,18 @@ class Replay:
         )
 
     def run(self, adapter: Adapter) -> tuple[Any, Result]:
-        """Call ``adapter``'s ``parse`` here (exceptions propagate) and judge its outcome."""
+        """Call ``adapter``'s ``parse`` here (exceptions propagate) and judge its outcome
+        on what the adapter exposes, as a run does (semantics §12.6)."""
         outcome = adapter.run(self.response())
         claims = "incremental" in adapter.capabilities
         result = judge(
-            self.case, self.transport, outcome, 0.0, self.ends, claims_incremental=claims
+            self.case,
+            self.transport,
+            outcome,
+            0.0,
+            self.ends,
+            claims_incremental=claims,
+            capabilities=adapter.capabilities,
         )
         return outcome, result
 

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 
 from ..corpus.cases import Case, Corpus
 from ..corpus.gate import read_chunks
-from ..harness.transports import TRANSPORTS, boundaries, split
+from ..harness.transports import DEFAULT_SEED, TRANSPORTS, boundaries, split
 from ..reference.reader import body_kind
 from ..reporting.wire import terminal_safe
 from .faults import replay_fault
@@ -210,7 +210,7 @@ class ReplayServer:
         host: str = "127.0.0.1",
         port: int = 0,
         transport: str = "whole",
-        seed: int = 0,
+        seed: int = DEFAULT_SEED,
         chunk_delay: float = 0.0,
         first_byte_delay: float = 0.0,
         delay_scale: float = 1.0,

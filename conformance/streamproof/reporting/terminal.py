@@ -61,16 +61,17 @@ def print_summary(
     cases stated it, were compared and were right, and each profile's figure
     (docs/semantics.md §12.6).
     """
-    for result in results:
-        if details and result.verdict in _SHOWN:
-            line = (
-                f"{result.verdict.value.upper():<7} {result.case.id} "
-                f"[{result.transport}] ({result.case.severity}): "
-                f"{result.first_divergence}"
-            )
-            stream.write(terminal_safe(line) + "\n")
-            for extra in _details(result):
-                stream.write(terminal_safe(extra) + "\n")
+    for result, alike in _shown_once(results) if details else ():
+        line = (
+            f"{result.verdict.value.upper():<7} {result.case.id} "
+            f"[{result.transport}] ({result.case.severity}): "
+            f"{result.first_divergence}"
+        )
+        if alike:
+            line += f" (the same under {', '.join(alike)})"
+        stream.write(terminal_safe(line) + "\n")
+        for extra in _details(result):
+            stream.write(terminal_safe(extra) + "\n")
     s = summarize(results)
     parts = [f"{s['passed']} passed", f"{s['failed']} failed"]
     parts += [
@@ -78,8 +79,11 @@ def print_summary(
         for k in ("skipped", "crashed", "timed_out", "xfailed", "xpassed")
         if s[k]
     ]
+    # The counts are case runs (a case under one transport), not cases: say so.
     runs = f"{s['total']} case run" + ("" if s["total"] == 1 else "s")
-    line = f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} ({runs})"
+    cases = len({r.case.id for r in results})
+    of = f"of {runs} ({cases} case{'' if cases == 1 else 's'})"
+    line = f"streamproof {adapter} on corpus {corpus}: {', '.join(parts)} {of}"
     stream.write(terminal_safe(line) + "\n")
     by_severity = coverage_of(results)["by_severity"]
     for severity, figures in by_severity.items():
@@ -96,6 +100,36 @@ def print_summary(
         stream.writelines(f"  {line}\n" for line in profile_lines(figures["profiles"]))
 
 
+def _shown_once(results: list[Result]) -> list[tuple[Result, list[str]]]:
+    """The results to show, each with the other transports it stands for: a case
+    whose every run is shown with the same verdict, divergence and details is one
+    line (its first transport's), else each shown run is its own line."""
+    runs: dict[str, list[Result]] = {}
+    for result in results:
+        runs.setdefault(result.case.id, []).append(result)
+    shown: list[tuple[Result, list[str]]] = []
+    for case_runs in runs.values():
+        bad = [r for r in case_runs if r.verdict in _SHOWN]
+        first = bad[0] if bad else None
+        if (
+            first is not None
+            and len(bad) == len(case_runs) > 1
+            and all(_same(first, r) for r in bad[1:])
+        ):
+            shown.append((first, [r.transport for r in bad[1:]]))
+        else:
+            shown += [(r, []) for r in bad]
+    return shown
+
+
+def _same(one: Result, other: Result) -> bool:
+    return (one.verdict, one.first_divergence, _details(one)) == (
+        other.verdict,
+        other.first_divergence,
+        _details(other),
+    )
+
+
 #: A crash shows this many innermost lines of its traceback; a failure this many
 #: last lines of what the adapter printed. The JSON and HTML keep them whole.
 TRACEBACK_LINES = 6
@@ -103,10 +137,22 @@ OUTPUT_LINES = 5
 
 
 def _details(result: Result) -> list[str]:
-    """The end of the adapter's traceback and of its printed output, indented."""
+    """Where a crash was raised, the end of the adapter's traceback and of its
+    printed output, indented.
+
+    First the innermost frame outside the runtime's own library and
+    streamproof: the parser's line that called ``json.loads``, not the line
+    in ``json/decoder.py`` that raised.
+    """
     lines: list[str] = []
+    site = result.raised_in
+    if site is not None:
+        lines.append(f"  raised at {site}")
     if result.traceback:
         frames = result.traceback.splitlines()
+    else:  # an adapter that sent frames alone
+        frames = [str(frame) for frame in result.frames]
+    if frames:
         cut = len(frames) > TRACEBACK_LINES
         lines += ["  traceback" + (" (innermost lines)" if cut else "") + ":"]
         lines += [f"    {line}" for line in frames[-TRACEBACK_LINES:]]
