@@ -21,10 +21,12 @@ def _transcript() -> list[dict[str, object]]:
     return [json.loads(line) for line in block.group(1).splitlines()]
 
 
-def test_the_readme_and_run_help_point_to_the_page() -> None:
+def test_the_readme_and_the_adapters_page_point_to_the_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "(docs/protocol.md)" in readme
-    assert "check-adapter" in readme and "--trace FILE" in readme
+    assert "(docs/protocol.md)" in readme and "check-adapter" in readme
+    adapters = (ROOT / "docs" / "adapters.md").read_text(encoding="utf-8")
+    assert "(protocol.md)" in adapters
+    assert "check-adapter" in adapters and "--trace FILE" in adapters
 
 
 def test_the_transcript_is_a_trace_of_a_probe_two_cases_a_crash_and_stop() -> None:

@@ -41,7 +41,7 @@ CHOICE_FIELD_CAPABILITY = {
 
 
 def needed_capabilities(case: Case) -> set[str]:
-    """The capabilities that the case's expectations state (README.md, Terms: capability)."""
+    """The capabilities that the case's expectations state (docs/terms.md: capability)."""
     needed: set[str] = set()
     for want in case.alternatives:
         needed |= _needed_by(want, case)

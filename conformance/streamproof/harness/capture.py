@@ -17,8 +17,8 @@ import threading
 
 __all__ = ["OUTPUT_LIMIT", "OutputCapture", "last_meaningful_line"]
 
-# The last 64 KiB of an adapter's output per case (README "Isolation and
-# timeouts"): a deep traceback fits, a runaway logger costs no more.
+# The last 64 KiB of an adapter's output per case (docs/cli.md, "Isolation
+# and timeouts"): a deep traceback fits, a runaway logger costs no more.
 OUTPUT_LIMIT = 64 * 1024
 
 # Node prints its version after an uncaught exception's stack; the stack

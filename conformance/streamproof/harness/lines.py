@@ -16,8 +16,8 @@ import time
 
 __all__ = ["MAX_REPLY", "LineReader", "LineTooLong", "ReadTimeout", "StreamClosed"]
 
-# The largest reply line the harness reads (README "Adapters in any
-# language"): an outcome of about 100 MB fits; a runaway writer is stopped
+# The largest reply line the harness reads (docs/protocol.md, "Size
+# limits"): an outcome of about 100 MB fits; a runaway writer is stopped
 # there instead of filling the memory.
 MAX_REPLY = 128 * 1024 * 1024
 
