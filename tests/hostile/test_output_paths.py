@@ -160,6 +160,27 @@ def test_check_adapter_refuses_a_trace_link(
     assert victim.read_text(encoding="utf-8") == "keep me\n" and _kind(link) == "link"
 
 
+def test_the_plugin_refuses_a_trace_link_in_one_line(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n", encoding="utf-8")
+    link = pytester.path / "trace.jsonl"
+    link.symlink_to(victim)
+    result = pytester.runpytest(
+        "--streamproof=reference",
+        "--streamproof-case=generic/text-split-per-token",
+        "--streamproof-transport=whole",
+        f"--streamproof-trace={link}",
+        "-p",
+        "no:cacheprovider",
+    )
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, out
+    assert "symbolic link" in out and "OSError" not in out and out.count("symbolic link") == 1
+    assert victim.read_text(encoding="utf-8") == "keep me\n" and _kind(link) == "link"
+
+
 @pytest.mark.parametrize("option", ["--json", "--merge"])
 def test_scaling_refuses_an_output_link_before_it_measures(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, option: str

@@ -129,6 +129,9 @@ class StreamproofSession:
             )
         except AdapterError as exc:
             pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+        except OSError as exc:  # --streamproof-trace at a link, a folder, a missing folder
+            said = f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+            pytest.exit(f"streamproof: {said}", returncode=pytest.ExitCode.USAGE_ERROR)
 
     def pytest_sessionfinish(self) -> None:
         self._stop()
@@ -360,6 +363,8 @@ class StreamproofSession:
             for r in self.results:
                 counts[r.verdict.value] = counts.get(r.verdict.value, 0) + 1
             line = ", ".join(f"{n} {v}" for v, n in counts.items())
+            runs = len(self.results)  # the unit: a case under one transport, not a case
+            line += f" of {runs} case run{'' if runs == 1 else 's'}"
             from ..reporting.wire import terminal_safe  # (the spec and VERSION are anyone's text)
 
             terminalreporter.write_line(
