@@ -129,6 +129,8 @@ def test_the_reports_repro_lines_run_as_printed(beside: Path, place: str) -> Non
     for line in lines:
         word, *rest = shlex.split(line)
         assert word == "streamproof" and spec in rest
+        # A private corpus is named (absolute): the same bytes from any folder.
+        assert rest[rest.index("--corpus") + 1] == str(corpus.resolve()), line
         again = _streamproof(*rest, cwd=cwd)
         # It reproduces the failure: it ran the adapter and got the same divergence.
         assert again.returncode == 1, line + "\n" + again.stdout + again.stderr

@@ -12,9 +12,10 @@ import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from ..corpus.cases import Case
+from ..corpus.cases import Case, default_root
 from ..harness.comparison import MISSING, compare
 from ..harness.crash_site import Frame
 from ..harness.engine import Result, Verdict
@@ -80,14 +81,29 @@ def anchor(case_id: str) -> str:
     return "case-" + re.sub(r"[^A-Za-z0-9_.-]", "-", case_id)
 
 
-def reproduce(case_id: str, transport: str, spec: str, seed: int | None) -> list[str]:
-    """The two command lines that rerun one failure: ``debug`` and ``run --case``."""
+def corpus_of(case: Case) -> Path | None:
+    """The corpus folder ``case`` came from, when it is not the shipped one."""
+    root = case.dir
+    for _ in range(case.id.count("/") + 2):  # cases/PROVIDER/NAME
+        root = root.parent
+    return None if root.resolve() == default_root().resolve() else root.resolve()
+
+
+def reproduce(
+    case_id: str, transport: str, spec: str, seed: int | None, *, corpus: Path | None = None
+) -> list[str]:
+    """The two command lines that rerun one failure: ``debug`` and ``run --case``.
+
+    ``corpus`` (absolute) is named when the case is not the shipped corpus's,
+    so the lines rerun the same bytes from any folder.
+    """
     target = shlex.quote(f"{case_id} [{transport}]")
     seeded = f" --seed {seed}" if seed is not None else ""
+    where = f" --corpus {shlex.quote(str(corpus))}" if corpus is not None else ""
     return [
-        f"streamproof debug {target} --adapter {shlex.quote(spec)}"
+        f"streamproof debug {target} --adapter {shlex.quote(spec)}{where}"
         + (seeded if transport == "random" else ""),
-        f"streamproof run --case {target} --adapter {shlex.quote(spec)}{seeded}",
+        f"streamproof run --case {target} --adapter {shlex.quote(spec)}{where}{seeded}",
     ]
 
 
@@ -164,7 +180,7 @@ def _failed_run(result: Result, outcome: Any, spec: str, seed: int) -> FailedRun
         transport=result.transport,
         verdict=result.verdict.value,
         divergence=result.first_divergence,
-        commands=reproduce(case.id, result.transport, spec, seed),
+        commands=reproduce(case.id, result.transport, spec, seed, corpus=corpus_of(case)),
         expected=json_lines(expected, marked),
         actual=None if outcome is None else json_lines(outcome, marked, absent),
         wire=wire_window(case.body, ends, place.at),

@@ -22,7 +22,7 @@ from markupsafe import Markup
 from ..corpus.quirks import load_quirks
 from ..harness.engine import Result, Verdict
 from .coverage import coverage_line
-from .failure_groups import anchor, case_groups, reproduce, skipped_by_capability
+from .failure_groups import anchor, case_groups, corpus_of, reproduce, skipped_by_capability
 from .groups import group_lines, profile_lines
 from .render import template
 from .results import coverage_of, groups_of
@@ -109,7 +109,7 @@ def failure_html(result: Result, *, spec: str, seed: int) -> str:
     case = result.case
     return template("failure.html.j2", trim=False).render(
         case_id=case.id,
-        commands=reproduce(case.id, result.transport, spec, seed),
+        commands=reproduce(case.id, result.transport, spec, seed, corpus=corpus_of(case)),
         anchor=anchor(case.id),
     )
 
