@@ -92,7 +92,7 @@ def command(transport: str, case: str | None, expected: int, folder: str) -> tup
     started = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=folder, check=False)
     elapsed = time.perf_counter() - started
-    found = re.search(r"\((\d+) case runs?\)", proc.stdout)
+    found = re.search(r" of (\d+) case runs? \(", proc.stdout)  # "… of N case runs (M cases)"
     runs = int(found.group(1)) if found else -1
     if proc.returncode != 0 or runs != expected:
         tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
