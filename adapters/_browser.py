@@ -20,6 +20,7 @@ load with one line.
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import subprocess
 import tempfile
@@ -174,7 +175,17 @@ class Browser:
             log = [f"--log-path={workdir / 'chromedriver.log'}"]
         # A driver path of our own, so Selenium Manager never runs (and never downloads);
         # set after construction, where $SE_CHROMEDRIVER cannot replace it.
-        self.service = Service(service_args=log)
+        # Chromium's own temporary folders (its scoped_dir) go inside a
+        # temporary profile, so removing the profile removes them even when
+        # Chromium was killed before it could (a worker's end kills what it
+        # started). Not inside a given workdir: a long path there would pass
+        # the length limit of Chromium's socket path.
+        env = None
+        if self._own_profile:
+            scratch = self.profile / "t"
+            scratch.mkdir()
+            env = {**os.environ, "TMPDIR": str(scratch)}
+        self.service = Service(service_args=log, env=env)
         self.service.path = str(CHROMEDRIVER)
         try:
             self.service.start()  # stops chromedriver itself when it fails
