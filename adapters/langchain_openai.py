@@ -44,6 +44,9 @@ CAPABILITIES = {
     "non_streaming",
     "metadata",
     "incremental",
+    "function_call",
+    "logprobs",
+    "audio",
 }
 _http = load_sibling(__file__, "_httpx_replay.py")
 
@@ -103,13 +106,29 @@ def _choice(message: Any, index: int) -> dict[str, Any]:
             for i, c in enumerate(message.tool_calls or [])
         ]
     content = message.content if isinstance(message.content, str) else ""
+    extra = message.additional_kwargs or {}
     return {
         "index": index,
         "content": content,
-        "refusal": (message.additional_kwargs or {}).get("refusal"),
+        "refusal": extra.get("refusal"),
         "finish_reason": meta.get("finish_reason"),
         "tool_calls": calls,
+        **_parts(extra, meta),
     }
+
+
+def _parts(extra: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """Where langchain-openai keeps the legacy function call and the audio
+    (``additional_kwargs``) and the logprobs (``response_metadata``), as it keeps
+    them; a part it holds none of is left out (semantics §12.3)."""
+    call, audio, logprobs = extra.get("function_call"), extra.get("audio"), meta.get("logprobs")
+    found = {
+        "function_call": call and {"name": call.get("name"), "arguments": call.get("arguments")},
+        "logprobs": logprobs
+        and {"content": logprobs.get("content"), "refusal": logprobs.get("refusal")},
+        "audio": audio and {k: audio.get(k) for k in ("id", "data", "transcript", "expires_at")},
+    }
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def _outcome(message: Any, status: str = "complete", others: Any = ()) -> dict[str, Any]:

@@ -13,6 +13,7 @@ Errors translated: LiteLLM's documented exceptions, which subclass
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 from typing import Any
@@ -52,9 +53,15 @@ CAPABILITIES = {
     "non_streaming",
     "metadata",
     "incremental",
+    "function_call",
+    "custom_tool_calls",
+    "logprobs",
+    "audio",
+    "annotations",
 }
 BASE_URL = "http://streamproof.invalid/v1"
 _http = load_sibling(__file__, "_httpx_replay.py")
+_parts = load_sibling(__file__, "_chat_parts.py")
 
 
 def _client(response: Any) -> openai.OpenAI:
@@ -70,15 +77,7 @@ def _outcome(result: Any, status: str = "complete") -> dict[str, Any]:
     choices = []
     for choice in result.choices:
         message = choice.message
-        calls = [
-            {
-                "index": i,
-                "id": c.id,
-                "type": c.type,
-                "function": {"name": c.function.name, "arguments": c.function.arguments},
-            }
-            for i, c in enumerate(message.tool_calls or [])
-        ]
+        calls = [_parts.tool_call(i, c) for i, c in enumerate(message.tool_calls or [])]
         choices.append(
             {
                 "index": choice.index,
@@ -90,6 +89,7 @@ def _outcome(result: Any, status: str = "complete") -> dict[str, Any]:
                 "refusal": getattr(message, "refusal", None),
                 "finish_reason": choice.finish_reason,
                 "tool_calls": calls,
+                **_parts.parts(choice, message),
             }
         )
     usage = getattr(result, "usage", None)
@@ -138,8 +138,9 @@ def _drive(request: dict[str, Any], base_url: str, client: Any, response: Any) -
         return {**outcome, "deltas": deltas}
     except openai.APIError as exc:
         outcome = {"status": "error", "choices": []}
-        if chunks:
-            built = litellm.stream_chunk_builder(chunks, messages=messages)
+        # The builder may be what raised: then LiteLLM has no snapshot to give.
+        with contextlib.suppress(openai.APIError):
+            built = litellm.stream_chunk_builder(chunks, messages=messages) if chunks else None
             if built is not None:
                 outcome = _outcome(built, "error")
         outcome["error"] = {"message": str(exc), "http_status": getattr(exc, "status_code", None)}

@@ -47,10 +47,16 @@ CAPABILITIES = {
     "non_streaming",
     "metadata",
     "incremental",
+    "function_call",
+    "custom_tool_calls",
+    "logprobs",
+    "audio",
+    "annotations",
 }
 BASE_URL = "http://streamproof.invalid/v1"
 _KNOWN = ("model", "messages", "stream")
 _http = load_sibling(__file__, "_httpx_replay.py")
+_parts = load_sibling(__file__, "_chat_parts.py")
 
 
 def _arguments(request: dict[str, Any]) -> dict[str, Any]:
@@ -67,15 +73,7 @@ def _choices(completion: Any) -> list[dict[str, Any]]:
     for choice in completion.choices:
         message = choice.message
         extra = message.model_extra or {}
-        calls = [
-            {
-                "index": i,
-                "id": c.id,
-                "type": c.type,
-                "function": {"name": c.function.name, "arguments": c.function.arguments},
-            }
-            for i, c in enumerate(message.tool_calls or [])
-        ]
+        calls = [_parts.tool_call(i, c) for i, c in enumerate(message.tool_calls or [])]
         choices.append(
             {
                 "index": choice.index,
@@ -85,6 +83,7 @@ def _choices(completion: Any) -> list[dict[str, Any]]:
                 "finish_reason": choice.finish_reason,
                 "reasoning": extra.get("reasoning_content") or extra.get("reasoning"),
                 "tool_calls": calls,
+                **_parts.parts(choice, message),
             }
         )
     return choices

@@ -28,6 +28,11 @@ CAPABILITIES = {
     "non_streaming",
     "metadata",
     "incremental",
+    "function_call",
+    "custom_tool_calls",
+    "logprobs",
+    "audio",
+    "annotations",
 }
 
 

@@ -292,3 +292,31 @@ def test_an_absent_key_survives_the_result_round_trip() -> None:
     assert Result.from_dict(row, case).first_divergence == result.first_divergence
     # error.code: null is met by the absent key (§12.5.3): only type diverges.
     assert [m.path for m in result.mismatches] == ["error.type"]
+
+
+@pytest.mark.parametrize("actual", [{}, {"function_call": None, "audio": None, "logprobs": None}])
+def test_a_choice_part_that_never_arrived_may_be_left_out(actual: dict[str, Any]) -> None:
+    expected = {
+        "choices": [{"function_call": None, "audio": None, "logprobs": None, "annotations": []}]
+    }
+    assert compare(expected, {"choices": [actual]}) == []
+    assert compare(expected, {"choices": [{**actual, "annotations": None}]}) == []
+
+
+def test_a_left_out_part_still_diverges_from_one_that_arrived() -> None:
+    expected = {
+        "choices": [
+            {"function_call": {"name": "f", "arguments": "{}"}, "annotations": [{"type": "x"}]}
+        ]
+    }
+    found = [str(d) for d in compare(expected, {"choices": [{}]})]
+    assert found == [
+        "choices[0].function_call: want {'name': 'f', 'arguments': '{}'}, got null",
+        "choices[0].annotations.length: want 1, got 0",
+    ]
+
+
+def test_the_part_rules_hold_only_on_a_choice() -> None:
+    assert (
+        first({"usage": {"audio": None}}, {"usage": {}}) == "usage.audio: want null, got <absent>"
+    )

@@ -20,6 +20,7 @@ from streamproof.corpus.quirks import load_quirks
 from streamproof.fuzz.case import to_case
 from streamproof.fuzz.generate import draw
 from streamproof.fuzz.model import (
+    AudioDelta,
     CallDelta,
     Chunk,
     Delta,
@@ -28,6 +29,7 @@ from streamproof.fuzz.model import (
     StreamError,
     Usage,
     outcomes,
+    requires,
 )
 from streamproof.fuzz.render import QUIRKS, render
 from streamproof.fuzz.session import Fuzzer
@@ -92,6 +94,43 @@ def test_model_error_keeps_text_before_it_and_an_open_last_event_gives_two_readi
         quirks=frozenset({"no-final-blank-line"}),
     )
     assert [o["status"] for o in outcomes(open_end)] == ["truncated", "complete"]
+
+
+def test_model_parts_of_the_chat_format_by_hand() -> None:
+    audio = (AudioDelta("au", b"\x00\x01\x02", "Hi"), AudioDelta(data=b"\x03", expires_at=9))
+    head = CallDelta(0, "c", "sql", "SE", head=True, custom=True)
+    piece = CallDelta(0, arguments="L", custom=True)
+    response = Response(
+        events=(
+            Chunk((Delta(0, function_call=("f", "{"), logprobs=("a",), audio=audio[0]),)),
+            Chunk((Delta(0, function_call=("", "}"), annotations=("https://x.org",)),)),
+            Chunk((Delta(0, tool_calls=(head,)),)),
+            Chunk((Delta(0, tool_calls=(piece,), audio=audio[1]),)),
+            Done(),
+        )
+    )
+    (outcome,) = outcomes(response)
+    choice = outcome["choices"][0]
+    assert choice["function_call"] == {"name": "f", "arguments": "{}"}
+    assert choice["logprobs"]["content"][0]["token"] == "a"
+    assert choice["audio"] == {"id": "au", "data": "AAECAw==", "transcript": "Hi", "expires_at": 9}
+    assert choice["annotations"][0]["url_citation"]["url"] == "https://x.org"
+    assert choice["tool_calls"] == [
+        {"index": 0, "id": "c", "type": "custom", "custom": {"name": "sql", "input": "SEL"}}
+    ]
+    assert requires(response) >= {"function_call", "custom_tool_calls", "logprobs", "audio"}
+    wire = render(response)
+    read = read_response(wire.status, wire.headers, wire.request, [wire.body])
+    assert read["choices"][0] == choice | {"reasoning": "", "refusal": ""}
+
+
+def test_the_parts_are_drawn_only_for_an_adapter_that_claims_them() -> None:
+    parts = {"function_call", "custom_tool_calls", "logprobs", "audio", "annotations"}
+    rng = random.Random(3)
+    drawn = [requires(draw(rng, ALL)) for _ in range(400)]
+    assert parts <= set().union(*drawn)
+    rng = random.Random(3)
+    assert not parts & set().union(*(requires(draw(rng, ALL - parts)) for _ in range(400)))
 
 
 # -- rendering ----------------------------------------------------------------

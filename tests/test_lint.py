@@ -239,6 +239,11 @@ def test_json_rules() -> None:
     assert set(found) == {"chunk-shape"}
     error = '{"error":{"code":"overloaded"}}'
     assert set(_quirks(stream(role, text, error))) == {"error-in-200", "chunk-shape"}
+    # an empty tool_calls list beside the text is no call: stop after it is no quirk
+    empty = text.replace('"content":"a"', '"content":"a","tool_calls":[]')
+    assert _quirks(stream(role, empty, stop)) == {}
+    called = text.replace('"content":"a"', f'"tool_calls":{tools[0]}')
+    assert "finish-reason-stop-after-tool-calls" in _quirks(stream(role, called, stop))
 
 
 def test_offsets_map_through_an_event_of_several_data_lines() -> None:

@@ -111,7 +111,8 @@ def test_each_adapter_reports_its_library_version_and_capabilities(cache: Path) 
             locked("openai"),
             {"content", "role", "finish_reason", "usage", "tool_calls", "refusal",
              "multiple_choices", "stream_error", "http_error", "non_streaming", "metadata",
-             "incremental"},
+             "incremental", "function_call", "custom_tool_calls", "logprobs", "audio",
+             "annotations"},
         ),
         "eventsource-parser": (
             locked("eventsource-parser"),

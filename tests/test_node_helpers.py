@@ -75,7 +75,9 @@ def test_handshake_names_the_library_and_its_places(engines: dict[str, Engine]) 
     expected = {
         HELPER: (
             locked("openai"),
-            common | {"role", "refusal", "multiple_choices", "metadata", "incremental"},
+            common
+            | {"role", "refusal", "multiple_choices", "metadata", "incremental"}
+            | {"function_call", "custom_tool_calls", "logprobs", "audio", "annotations"},
             True,
         ),
         RESULT: (

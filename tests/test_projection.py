@@ -18,9 +18,13 @@ import pytest
 from commands import load, streamproof
 
 from streamproof.corpus import load_corpus
-from streamproof.harness.projection import PROFILES
+from streamproof.harness.loader import CAPABILITIES, V1_CAPABILITIES, load_adapter
+from streamproof.harness.projection import PROFILES, choice_key_group, plan_groups
 
-CHOICE_KEYS = ("content", "role", "reasoning", "refusal", "finish_reason", "tool_calls")
+CHOICE_KEYS = (
+    "content", "role", "reasoning", "refusal", "finish_reason", "tool_calls",
+    "function_call", "logprobs", "audio", "annotations",
+)  # fmt: skip
 SETS = {
     "text": {"content", "usage"},
     "readme": {"content", "finish_reason", "usage", "stream_error", "truncation"},
@@ -28,6 +32,7 @@ SETS = {
         "content", "role", "finish_reason", "usage", "tool_calls", "reasoning", "refusal",
         "multiple_choices", "stream_error", "http_error", "truncation", "non_streaming",
         "metadata", "incremental",
+        "function_call", "custom_tool_calls", "logprobs", "audio", "annotations",
     },
 }  # fmt: skip
 
@@ -70,7 +75,11 @@ def alternatives_judged(data: dict[str, Any], caps: set[str]) -> list[set[str]]:
                 found.add({"id": "metadata", "model": "metadata"}.get(key, key))
         choices = want.get("choices") or []
         if choices:
-            found |= {k for k in CHOICE_KEYS if k in choices[0] and k in caps}
+            keys = {k for k in CHOICE_KEYS if k in choices[0]}
+            calls = choices[0].get("tool_calls") or []
+            if any("custom" in call for call in calls):  # a custom call: its own group
+                keys = keys - {"tool_calls"} | {"custom_tool_calls"}
+            found |= keys & caps
         later = any(set(c) - {"index"} for c in choices[1:])
         if (len(choices) > 1 or later) and "multiple_choices" in caps:
             found.add("choices")
@@ -185,3 +194,37 @@ def shares() -> dict[str, str]:  # pragma: no cover - for the closing note and t
 if __name__ == "__main__":  # pragma: no cover
     print(shares())
     print(Path(__file__).name)
+
+
+def test_an_adapter_that_declares_nothing_has_the_first_fourteen(tmp_path: Path) -> None:
+    path = tmp_path / "bare.py"
+    path.write_text("def parse(response):\n    return {'status': 'complete'}\n")
+    assert load_adapter(str(path)).capabilities == V1_CAPABILITIES == SETS["reference"] - NEW_PARTS
+    assert CAPABILITIES == V1_CAPABILITIES | NEW_PARTS
+
+
+NEW_PARTS = {"function_call", "custom_tool_calls", "logprobs", "audio", "annotations"}
+
+
+@pytest.mark.parametrize(
+    ("case_id", "group"),
+    [
+        ("openai/function-call-legacy-stream", "function_call"),
+        ("openai/custom-tool-call-stream", "custom_tool_calls"),
+        ("openai/logprobs-content-tokens-concatenated", "logprobs"),
+        ("openai/audio-transcript-and-data-pieces", "audio"),
+        ("openrouter/web-search-annotations-one-per-chunk", "annotations"),
+    ],
+)
+def test_a_new_part_is_judged_only_for_an_adapter_that_claims_it(case_id: str, group: str) -> None:
+    case = next(c for c in load_corpus().cases if c.id == case_id)
+    assert group in plan_groups(case, V1_CAPABILITIES).not_exposed
+    plan = plan_groups(case, V1_CAPABILITIES | {group})
+    assert group in plan.exposed and "tool_calls" not in plan.stated
+
+
+def test_a_custom_call_in_a_later_choice_needs_its_capability() -> None:
+    custom = [{"index": 0, "custom": {"name": "n", "input": "i"}}]
+    assert choice_key_group("tool_calls", custom) == "custom_tool_calls"
+    assert choice_key_group("tool_calls", [{"index": 0, "function": {}}]) == "tool_calls"
+    assert choice_key_group("content", "x") == "content"

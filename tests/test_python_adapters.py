@@ -81,7 +81,8 @@ CLAIMED = {
     # Message.refusal is LiteLLM's. Not truncation: a cut stream is an error.
     "litellm": CAPABILITIES - {"truncation"},
     # LangChain keeps a refusal in additional_kwargs and a choice per generation (generate),
-    # but no role (a message class) and no reasoning (ChatOpenAI does not extract it).
+    # but no role (a message class) and no reasoning (ChatOpenAI does not extract it);
+    # the legacy function call and audio in additional_kwargs, logprobs in response_metadata.
     "langchain-openai": {
         "content",
         "finish_reason",
@@ -94,6 +95,9 @@ CLAIMED = {
         "non_streaming",
         "metadata",
         "incremental",
+        "function_call",
+        "logprobs",
+        "audio",
     },
     # httpx-sse raises SSEError on a response that is not text/event-stream; sseclient-py
     # reads any bytes as events. Neither parses JSON bodies or error objects.

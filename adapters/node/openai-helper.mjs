@@ -25,20 +25,12 @@
 // no reasoning field (no `reasoning`). call() (run --http): the same client on
 // its default fetch against the replay server; no `deltas` (no byte counts).
 
+import { parts, toolCalls } from './openai-parts.mjs';
 import { replayFetch, serve } from './protocol.mjs';
 import OpenAI from 'openai';
 import { VERSION } from 'openai/version';
 
 const BASE_URL = 'http://streamproof.invalid/v1';
-
-function toolCalls(message) {
-  return (message?.tool_calls ?? []).map((call, i) => ({
-    index: Number.isInteger(call?.index) ? call.index : i,
-    id: call?.id ?? null,
-    type: call?.type ?? null,
-    function: { name: call?.function?.name ?? null, arguments: call?.function?.arguments ?? null },
-  }));
-}
 
 /** A ChatCompletion (or the helper's in-progress snapshot of one), as the outcome. */
 function fromCompletion(completion, status) {
@@ -53,6 +45,7 @@ function fromCompletion(completion, status) {
       refusal: message?.refusal ?? null,
       finish_reason: finish_reason ?? null,
       tool_calls: toolCalls(message),
+      ...parts(choice),
     });
   }
   const { usage = null, id = null, model = null } = completion ?? {};
@@ -112,6 +105,7 @@ serve({
   capabilities: [
     'content', 'role', 'finish_reason', 'usage', 'tool_calls', 'refusal', 'multiple_choices',
     'stream_error', 'http_error', 'metadata', 'incremental',
+    'function_call', 'custom_tool_calls', 'logprobs', 'audio', 'annotations',
   ],
   parse,
   call,

@@ -15,6 +15,7 @@
 // its types carry no reasoning field (no `reasoning`). call() (run --http): the same
 // client on its default fetch against the replay server; no `deltas` (no byte counts).
 
+import { addCall, addParts, parts, present, toolCalls } from './openai-parts.mjs';
 import { replayFetch, serve } from './protocol.mjs';
 import OpenAI from 'openai';
 import { VERSION } from 'openai/version';
@@ -31,7 +32,8 @@ class Answer {
   choice(index) {
     if (!this.choices.has(index)) {
       const calls = new Map();
-      this.choices.set(index, { role: null, content: '', refusal: '', finish_reason: null, calls });
+      const state = { role: null, content: '', refusal: '', finish_reason: null, calls };
+      this.choices.set(index, { ...state, function_call: null, logprobs: null, audio: null });
     }
     return this.choices.get(index);
   }
@@ -40,8 +42,9 @@ class Answer {
     this.id ||= chunk.id || null;
     this.model ||= chunk.model || null;
     if (chunk.usage) this.usage = chunk.usage;
-    for (const { index, delta, finish_reason } of chunk.choices ?? []) {
+    for (const { index, delta, finish_reason, logprobs } of chunk.choices ?? []) {
       const state = this.choice(index);
+      addParts(state, delta, logprobs);
       if (delta?.role) state.role = delta.role;
       if (delta?.content) {
         state.content += delta.content;
@@ -49,15 +52,8 @@ class Answer {
       }
       if (delta?.refusal) state.refusal += delta.refusal;
       for (const call of delta?.tool_calls ?? []) {
-        if (!state.calls.has(call.index)) {
-          const function_ = { name: null, arguments: '' };
-          state.calls.set(call.index, { id: null, type: null, function: function_ });
-        }
-        const known = state.calls.get(call.index);
-        known.id ||= call.id || null;
-        known.type ||= call.type || null;
-        known.function.name ||= call.function?.name || null;
-        known.function.arguments += call.function?.arguments ?? '';
+        if (!state.calls.has(call.index)) state.calls.set(call.index, { id: null, type: null });
+        addCall(state.calls.get(call.index), call);
       }
       if (finish_reason) state.finish_reason = finish_reason;
     }
@@ -72,7 +68,7 @@ class Answer {
         index: Number.isInteger(key) ? key : i,
         ...calls.get(key),
       }));
-      return { index, ...choice, tool_calls: toolCalls };
+      return { index, ...present(choice), tool_calls: toolCalls };
     });
     const { usage, id, model, deltas } = this;
     return { status, choices, usage, id, model, deltas };
@@ -80,18 +76,14 @@ class Answer {
 }
 
 function fromCompletion(completion) {
-  const choices = (completion.choices ?? []).map(({ index, message, finish_reason }) => ({
-    index,
-    role: message?.role ?? null,
-    content: message?.content ?? null,
-    refusal: message?.refusal ?? null,
-    finish_reason: finish_reason ?? null,
-    tool_calls: (message?.tool_calls ?? []).map((call, i) => ({
-      index: i,
-      id: call.id ?? null,
-      type: call.type ?? null,
-      function: { name: call.function?.name ?? null, arguments: call.function?.arguments ?? null },
-    })),
+  const choices = (completion.choices ?? []).map((choice) => ({
+    index: choice.index,
+    role: choice.message?.role ?? null,
+    content: choice.message?.content ?? null,
+    refusal: choice.message?.refusal ?? null,
+    finish_reason: choice.finish_reason ?? null,
+    tool_calls: toolCalls(choice.message, { byPosition: true }),
+    ...parts(choice),
   }));
   const { usage = null, id = null, model = null } = completion;
   return { status: 'complete', choices, usage, id, model };
@@ -143,6 +135,7 @@ serve({
   capabilities: [
     'content', 'role', 'finish_reason', 'usage', 'tool_calls', 'refusal', 'multiple_choices',
     'stream_error', 'http_error', 'non_streaming', 'metadata', 'incremental',
+    'function_call', 'custom_tool_calls', 'logprobs', 'audio', 'annotations',
   ],
   parse,
   call,

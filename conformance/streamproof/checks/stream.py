@@ -265,7 +265,8 @@ class _Stream(AcrossChunks):
                 message = "content before any delta stated the role"
                 self.add_once(event.locate(*path), "content-before-role", message)
         if isinstance(tool_calls, list):
-            state.tool_calls = True
+            # An empty list (sent beside every piece of text by some servers) is no call.
+            state.tool_calls = state.tool_calls or bool(tool_calls)
             for i, call in enumerate(tool_calls):
                 if isinstance(call, dict):
                     self.tool_call(event, state, call, (*path, "tool_calls", i))

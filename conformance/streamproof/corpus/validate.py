@@ -20,7 +20,13 @@ from .evidence import evidence_problems
 from .gate import UnsafeFile, read_file, read_text, walk
 from .quirks import load_quirks, readme_with_tables
 
-__all__ = ["CHOICE_FIELD_CAPABILITY", "check_corpus", "needed_capabilities", "write_manifest"]
+__all__ = [
+    "CHOICE_FIELD_CAPABILITY",
+    "check_corpus",
+    "choice_field_capability",
+    "needed_capabilities",
+    "write_manifest",
+]
 
 _SECRETS = (
     re.compile(rb"sk-[A-Za-z0-9_-]{20,}"),
@@ -37,7 +43,21 @@ CHOICE_FIELD_CAPABILITY = {
     "refusal": "refusal",
     "finish_reason": "finish_reason",
     "tool_calls": "tool_calls",
+    "function_call": "function_call",
+    "logprobs": "logprobs",
+    "audio": "audio",
+    "annotations": "annotations",
 }
+
+
+def choice_field_capability(key: str, value: Any) -> str | None:
+    """The capability that claims ``key`` of an expected choice: a ``tool_calls``
+    list holding a custom call (``custom``, semantics §6.9) needs
+    ``custom_tool_calls``, since only a parser that reports those can meet it."""
+    if key == "tool_calls" and isinstance(value, list):
+        if any(isinstance(call, dict) and "custom" in call for call in value):
+            return "custom_tool_calls"
+    return CHOICE_FIELD_CAPABILITY.get(key)
 
 
 def needed_capabilities(case: Case) -> set[str]:
@@ -68,8 +88,8 @@ def _needed_by(want: dict[str, Any], case: Case) -> set[str]:
     if len(choices) > 1:
         needed.add("multiple_choices")
     for choice in choices:
-        needed |= {cap for key, cap in CHOICE_FIELD_CAPABILITY.items() if key in choice}
-    return needed
+        needed |= {choice_field_capability(key, value) or "" for key, value in choice.items()}
+    return needed - {""}
 
 
 def _semantics_sections() -> set[str]:

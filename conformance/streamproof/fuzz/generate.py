@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from .model import CallDelta, Chunk, Delta, Done, Event, Response, StreamError, Usage
+from .model import AudioDelta, CallDelta, Chunk, Delta, Done, Event, Response, StreamError, Usage
 from .render import FRAMING, JSON_SHAPES, LINE_ENDS
 
 __all__ = ["draw"]
@@ -57,11 +57,15 @@ def _choice_plan(rng: random.Random, index: int, capabilities: frozenset[str]) -
     if "reasoning" in capabilities and rng.random() < 0.3:
         deltas += [Delta(index, reasoning=_text(rng)) for _ in range(rng.randint(1, 3))]
     if rng.random() < 0.85:
-        deltas += [Delta(index, content=_text(rng)) for _ in range(rng.randint(1, 6))]
+        scored = "logprobs" in capabilities and rng.random() < 0.3
+        for _ in range(rng.randint(1, 6)):
+            text = _text(rng)
+            deltas.append(Delta(index, content=text, logprobs=(text,) if scored else ()))
     if "refusal" in capabilities and rng.random() < 0.1:
         deltas += [Delta(index, refusal=_text(rng)) for _ in range(rng.randint(1, 2))]
-    calls = rng.randint(1, 3) if "tool_calls" in capabilities and rng.random() < 0.3 else 0
-    deltas += _tool_call_deltas(rng, index, calls)
+    deltas += _part_deltas(rng, index, capabilities)
+    calls = rng.randint(1, 3) if _calls_drawn(capabilities) and rng.random() < 0.3 else 0
+    deltas += _tool_call_deltas(rng, index, calls, _custom_share(capabilities))
     finish = "tool_calls" if calls and rng.random() < 0.8 else rng.choice(FINISH)
     if not deltas or rng.random() < 0.4:
         deltas.append(Delta(index, finish_reason=finish))
@@ -70,9 +74,44 @@ def _choice_plan(rng: random.Random, index: int, capabilities: frozenset[str]) -
     return deltas
 
 
-def _tool_call_deltas(rng: random.Random, choice: int, calls: int) -> list[Delta]:
+def _calls_drawn(capabilities: frozenset[str]) -> bool:
+    return bool({"tool_calls", "custom_tool_calls"} & capabilities)
+
+
+def _custom_share(capabilities: frozenset[str]) -> float:
+    """How many calls are custom ones: all of them without ``tool_calls``."""
+    if "custom_tool_calls" not in capabilities:
+        return 0.0
+    return 0.4 if "tool_calls" in capabilities else 1.0
+
+
+def _part_deltas(rng: random.Random, index: int, capabilities: frozenset[str]) -> list[Delta]:
+    """A legacy function call, audio and annotations (§6.8, §6.11, §6.12), when claimed."""
+    deltas: list[Delta] = []
+    if "annotations" in capabilities and rng.random() < 0.15:
+        urls = [f"https://example.org/{rng.randint(0, 999)}" for _ in range(rng.randint(1, 3))]
+        deltas += [Delta(index, annotations=(url,)) for url in urls]
+    if "audio" in capabilities and rng.random() < 0.15:
+        pieces = [rng.randbytes(3 * rng.randint(0, 4)) for _ in range(rng.randint(1, 3))]
+        deltas += [
+            Delta(index, audio=AudioDelta(f"audio_{index}" if n == 0 else "", p, _text(rng, 6)))
+            for n, p in enumerate(pieces)
+        ]
+        if rng.random() < 0.5:
+            deltas.append(Delta(index, audio=AudioDelta(expires_at=rng.randint(1, 2**31))))
+    if "function_call" in capabilities and rng.random() < 0.15:
+        deltas.append(Delta(index, function_call=(rng.choice(("get", "f")), "")))
+        arguments = [_text(rng, 6) for _ in range(rng.randint(0, 3))]
+        deltas += [Delta(index, function_call=("", a)) for a in arguments]
+    return deltas
+
+
+def _tool_call_deltas(
+    rng: random.Random, choice: int, calls: int, custom: float = 0.0
+) -> list[Delta]:
     """Heads and argument fragments of ``calls`` calls, interleaved at random,
-    sometimes several calls in one delta."""
+    sometimes several calls in one delta; a share ``custom`` of them custom."""
+    kinds = [rng.random() < custom for _ in range(calls)]
     pending = [
         [
             CallDelta(
@@ -81,9 +120,10 @@ def _tool_call_deltas(rng: random.Random, choice: int, calls: int) -> list[Delta
                 name=rng.choice(("get", "f", "look_up")),
                 arguments=rng.choice(("", "{")),
                 head=True,
+                custom=kinds[i],
             )
         ]
-        + [CallDelta(i, arguments=_text(rng, 6)) for _ in range(rng.randint(0, 4))]
+        + [CallDelta(i, arguments=_text(rng, 6), custom=kinds[i]) for _ in range(rng.randint(0, 4))]
         for i in range(calls)
     ]
     deltas: list[Delta] = []
@@ -182,17 +222,33 @@ def _completion(rng: random.Random, capabilities: frozenset[str]) -> Response:
     n = 2 if "multiple_choices" in capabilities and rng.random() < 0.15 else 1
     deltas = []
     for i in range(n):
-        calls = rng.randint(1, 2) if "tool_calls" in capabilities and rng.random() < 0.3 else 0
+        calls = rng.randint(1, 2) if _calls_drawn(capabilities) and rng.random() < 0.3 else 0
+        custom = _custom_share(capabilities)
+        content = _text(rng, 30) if rng.random() < 0.9 else ""
+        # A message is one delta holding every part at once (semantics §9).
+        parts = _part_deltas(rng, i, capabilities)
+        audio = [d.audio for d in parts if d.audio is not None]
         deltas.append(
             Delta(
                 i,
-                content=_text(rng, 30) if rng.random() < 0.9 else "",
+                content=content,
                 reasoning=_text(rng) if "reasoning" in capabilities and rng.random() < 0.3 else "",
                 tool_calls=tuple(
-                    CallDelta(c, id=f"call_{c}", name="get", arguments='{"a":1}', head=True)
+                    CallDelta(
+                        c,
+                        id=f"call_{c}",
+                        name="get",
+                        arguments='{"a":1}',
+                        head=True,
+                        custom=rng.random() < custom,
+                    )
                     for c in range(calls)
                 ),
                 finish_reason="tool_calls" if calls else rng.choice(FINISH),
+                function_call=_whole_call(parts),
+                logprobs=(content,) if content and "logprobs" in capabilities else (),
+                audio=_whole_audio(audio),
+                annotations=tuple(u for d in parts for u in d.annotations),
             )
         )
     usage = Usage(rng.randint(1, 50), rng.randint(1, 99)) if rng.random() < 0.7 else None
@@ -200,3 +256,24 @@ def _completion(rng: random.Random, capabilities: frozenset[str]) -> Response:
         q for q in ("json-python-separators", "alphabetical-keys") if rng.random() < 0.2
     )
     return Response("json", (Chunk(tuple(deltas), usage),), quirks=quirks)
+
+
+def _whole_call(parts: list[Delta]) -> tuple[str, str] | None:
+    """The legacy function call of a message: the drawn pieces joined."""
+    pieces = [d.function_call for d in parts if d.function_call is not None]
+    if not pieces:
+        return None
+    return pieces[0][0], "".join(arguments for _, arguments in pieces)
+
+
+def _whole_audio(pieces: list[AudioDelta]) -> AudioDelta | None:
+    """The audio of a message: the drawn pieces as one."""
+    if not pieces:
+        return None
+    expires = [p.expires_at for p in pieces if p.expires_at]
+    return AudioDelta(
+        pieces[0].id,
+        b"".join(p.data for p in pieces),
+        "".join(p.transcript for p in pieces),
+        expires[-1] if expires else 0,
+    )

@@ -9,12 +9,14 @@ is under test like every other parser, so nothing here may come from it.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..corpus.validate import CHOICE_FIELD_CAPABILITY
+from ..corpus.validate import CHOICE_FIELD_CAPABILITY, choice_field_capability
 
 __all__ = [
+    "AudioDelta",
     "CallDelta",
     "Chunk",
     "Delta",
@@ -25,6 +27,8 @@ __all__ = [
     "Usage",
     "outcomes",
     "requires",
+    "token_logprob",
+    "url_citation",
     "valid",
 ]
 
@@ -38,6 +42,17 @@ class CallDelta:
     name: str = ""
     arguments: str = ""
     head: bool = False
+    custom: bool = False  # a custom tool's call: ``arguments`` is its input (§6.9)
+
+
+@dataclass(frozen=True)
+class AudioDelta:
+    """One ``delta.audio`` (§6.11); empty values and ``expires_at`` 0 are not sent."""
+
+    id: str = ""
+    data: bytes = b""
+    transcript: str = ""
+    expires_at: int = 0
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,20 @@ class Delta:
     refusal: str = ""
     tool_calls: tuple[CallDelta, ...] = ()
     finish_reason: str = ""
+    function_call: tuple[str, str] | None = None  # name ("" not sent), arguments (§6.8)
+    logprobs: tuple[str, ...] = ()  # the tokens of logprobs.content (§6.10)
+    audio: AudioDelta | None = None
+    annotations: tuple[str, ...] = ()  # the urls of url_citation annotations (§6.12)
+
+
+def token_logprob(token: str) -> dict[str, Any]:
+    """The logprobs entry the model sends for ``token``."""
+    return {"token": token, "logprob": -0.5, "bytes": list(token.encode()), "top_logprobs": []}
+
+
+def url_citation(url: str) -> dict[str, Any]:
+    """The annotation the model sends for ``url``."""
+    return {"type": "url_citation", "url_citation": {"url": url, "title": url[-3:]}}
 
 
 @dataclass(frozen=True)
@@ -208,18 +237,46 @@ def _add(choice: dict[str, Any], delta: Delta) -> None:
     if delta.finish_reason:
         choice["finish_reason"] = delta.finish_reason  # §6.4: the last non-empty one
     for call in delta.tool_calls:
+        kind = "custom" if call.custom else "function"
         got = choice["tool_calls"].setdefault(
-            call.index,
-            {"index": call.index, "id": call.id, "type": "function", "function": {}},
+            call.index, {"index": call.index, "id": call.id, "type": kind, kind: {}}
         )
-        function = got["function"]
-        function.setdefault("name", call.name)
-        function["arguments"] = function.get("arguments", "") + call.arguments
+        part = got[kind]
+        part.setdefault("name", call.name)
+        key = "input" if call.custom else "arguments"
+        part[key] = part.get(key, "") + call.arguments
+    _add_parts(choice, delta)
+
+
+def _add_parts(choice: dict[str, Any], delta: Delta) -> None:
+    """The parts of §6.8 to §6.12: each key appears once one arrived."""
+    if delta.function_call is not None:
+        name, arguments = delta.function_call
+        call = choice.setdefault("function_call", {"name": None, "arguments": ""})
+        call["name"] = call["name"] or name or None  # the first non-empty name
+        call["arguments"] += arguments
+    if delta.logprobs:
+        logprobs = choice.setdefault("logprobs", {"content": [], "refusal": None})
+        logprobs["content"] += [token_logprob(t) for t in delta.logprobs]
+    if delta.audio is not None:
+        sent = delta.audio
+        audio = choice.setdefault(
+            "audio", {"id": None, "data": b"", "transcript": "", "expires_at": None}
+        )
+        audio["id"] = audio["id"] or sent.id or None
+        audio["data"] += sent.data
+        audio["transcript"] += sent.transcript
+        audio["expires_at"] = sent.expires_at or audio["expires_at"]
+    if delta.annotations:
+        choice.setdefault("annotations", []).extend(url_citation(u) for u in delta.annotations)
 
 
 def _finished(choice: dict[str, Any]) -> dict[str, Any]:
     calls = choice["tool_calls"]
-    return {**choice, "tool_calls": [calls[i] for i in sorted(calls)]}
+    done = {**choice, "tool_calls": [calls[i] for i in sorted(calls)]}
+    if "audio" in done:  # the decoded pieces joined, as base64 (§6.11)
+        done["audio"] = {**done["audio"], "data": base64.b64encode(done["audio"]["data"]).decode()}
+    return done
 
 
 def _error(error: StreamError, http_status: int | None = None) -> dict[str, Any]:
@@ -254,7 +311,7 @@ CHOICE_FIELDS = CHOICE_FIELD_CAPABILITY
 
 
 def requires(response: Response) -> set[str]:
-    """The capabilities a case of ``response`` requires (README.md, 'Terms': capabilities)."""
+    """The capabilities a case of ``response`` requires (docs/terms.md: capability)."""
     found = {"content"}
     if response.kind == "http-error":
         return found | {"http_error"}
@@ -270,7 +327,11 @@ def requires(response: Response) -> set[str]:
         if alternative.get("usage") is not None:
             found.add("usage")
         for choice in alternative["choices"]:
-            found.update(cap for key, cap in CHOICE_FIELDS.items() if choice[key] and key != "role")
+            found.update(
+                choice_field_capability(key, value) or "content"
+                for key, value in choice.items()
+                if value and key in CHOICE_FIELDS and key != "role"
+            )
             if choice["finish_reason"]:
                 found.add("finish_reason")
     return found
@@ -288,7 +349,7 @@ def claimed(outcome: dict[str, Any], capabilities: frozenset[str]) -> dict[str, 
         {
             k: v
             for k, v in choice.items()
-            if k == "index" or CHOICE_FIELDS.get(k, "content") in capabilities
+            if k == "index" or (choice_field_capability(k, v) or "content") in capabilities
         }
         for choice in outcome["choices"]
     ]

@@ -8,11 +8,23 @@ them changes what the response means (docs/semantics.md §3, §4.4, §6).
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from typing import Any
 
-from .model import CallDelta, Chunk, Delta, Done, Event, Response, StreamError
+from .model import (
+    AudioDelta,
+    CallDelta,
+    Chunk,
+    Delta,
+    Done,
+    Event,
+    Response,
+    StreamError,
+    token_logprob,
+    url_citation,
+)
 
 __all__ = ["FRAMING", "JSON_SHAPES", "LINE_ENDS", "QUIRKS", "Wire", "render"]
 
@@ -232,7 +244,10 @@ def _choice(delta: Delta, seen: set[int], quirks: frozenset[str]) -> dict[str, A
         body["tool_calls"] = [_call(c) for c in delta.tool_calls]
     elif "tool-calls-null" in quirks:
         body["tool_calls"] = None
+    body.update(_parts(delta))
     choice: dict[str, Any] = {"index": delta.choice, "delta": body}
+    if delta.logprobs:
+        choice["logprobs"] = {"content": [token_logprob(t) for t in delta.logprobs]}
     if delta.finish_reason:
         choice["finish_reason"] = delta.finish_reason
     elif "finish-reason-empty-string" in quirks:
@@ -243,14 +258,40 @@ def _choice(delta: Delta, seen: set[int], quirks: frozenset[str]) -> dict[str, A
 
 
 def _call(call: CallDelta) -> dict[str, Any]:
+    kind, key = ("custom", "input") if call.custom else ("function", "arguments")
     if call.head:
         return {
             "index": call.index,
             "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": call.arguments},
+            "type": kind,
+            kind: {"name": call.name, key: call.arguments},
         }
-    return {"index": call.index, "function": {"arguments": call.arguments}}
+    return {"index": call.index, kind: {key: call.arguments}}
+
+
+def _parts(delta: Delta) -> dict[str, Any]:
+    """The legacy function call, audio and annotations of a delta or a message."""
+    found: dict[str, Any] = {}
+    if delta.function_call is not None:
+        name, arguments = delta.function_call
+        found["function_call"] = (
+            {"name": name, "arguments": arguments} if name else {"arguments": arguments}
+        )
+    if delta.audio is not None:
+        found["audio"] = _audio(delta.audio)
+    if delta.annotations:
+        found["annotations"] = [url_citation(u) for u in delta.annotations]
+    return found
+
+
+def _audio(audio: AudioDelta) -> dict[str, Any]:
+    sent = {
+        "id": audio.id,
+        "data": base64.b64encode(audio.data).decode(),
+        "transcript": audio.transcript,
+        "expires_at": audio.expires_at,
+    }
+    return {k: v for k, v in sent.items() if v}
 
 
 # -- a non-streamed body ------------------------------------------------------
@@ -270,9 +311,11 @@ def _completion(response: Response) -> dict[str, Any]:
             message["reasoning_content"] = delta.reasoning
         if delta.tool_calls:
             message["tool_calls"] = [_call(c) for c in delta.tool_calls]
-        choices.append(
-            {"index": delta.choice, "message": message, "finish_reason": delta.finish_reason}
-        )
+        message.update(_parts(delta))
+        choice = {"index": delta.choice, "message": message, "finish_reason": delta.finish_reason}
+        if delta.logprobs:
+            choice["logprobs"] = {"content": [token_logprob(t) for t in delta.logprobs]}
+        choices.append(choice)
     body: dict[str, Any] = {
         "id": response.id,
         "object": "chat.completion",

@@ -31,6 +31,10 @@ __all__ = [
 
 # Text fields where null, a missing key and "" mean the same (semantics §12.3).
 _TEXT_FIELDS = frozenset({"content", "reasoning", "refusal"})
+# Parts of a choice that a response may leave out (semantics §12.3): an absent
+# key is null for the objects, and null or absent is the empty list for the list.
+_OPTIONAL_OBJECTS = frozenset({"function_call", "audio", "logprobs"})
+_OPTIONAL_LISTS = frozenset({"annotations"})
 # Keys of ``error`` whose expected null also matches an absent key (§12.5.3).
 _ERROR_DETAILS = frozenset({"type", "code"})
 
@@ -116,6 +120,11 @@ def _compare(expected: Any, actual: Any, path: str) -> list[Divergence]:
             if key in _TEXT_FIELDS:
                 want = "" if want is None else want
                 got = "" if got is None or got is MISSING else got
+            elif _is_choice(path) and key in _OPTIONAL_OBJECTS:
+                got = None if got is MISSING else got
+            elif _is_choice(path) and key in _OPTIONAL_LISTS:
+                want = [] if want is None else want
+                got = [] if got is None or got is MISSING else got
             if want is None and _convention_accepts(path, key, got):
                 continue
             if key == "message" and path.endswith("error") and isinstance(want, str):
@@ -136,6 +145,11 @@ def _compare(expected: Any, actual: Any, path: str) -> list[Divergence]:
     if _same_scalar(expected, actual):
         return []
     return [Divergence(path, expected, actual)]
+
+
+def _is_choice(path: str) -> bool:
+    """Whether ``path`` is one choice of the outcome (``choices[0]``)."""
+    return path.startswith("choices[") and "." not in path
 
 
 def _convention_accepts(path: str, key: str, got: Any) -> bool:

@@ -29,6 +29,7 @@ from ..resources import data_path
 
 __all__ = [
     "CAPABILITIES",
+    "V1_CAPABILITIES",
     "Adapter",
     "AdapterError",
     "ReplayResponse",
@@ -36,7 +37,10 @@ __all__ = [
     "load_sibling",
 ]
 
-CAPABILITIES = frozenset(
+#: The fourteen capabilities of the outcome's first version (contract §3): what
+#: an adapter that declares none has, also now that the outcome has grown, so
+#: that no adapter is judged on parts it never claimed.
+V1_CAPABILITIES = frozenset(
     {
         "content",
         "role",
@@ -53,6 +57,12 @@ CAPABILITIES = frozenset(
         "metadata",
         "incremental",
     }
+)
+
+#: Every capability name there is: the first fourteen and the parts of the chat
+#: format added since (docs/semantics.md §6.8 to §6.12), each opt-in.
+CAPABILITIES = V1_CAPABILITIES | frozenset(
+    {"function_call", "custom_tool_calls", "logprobs", "audio", "annotations"}
 )
 
 
@@ -254,7 +264,7 @@ def load_adapter(spec: str) -> Adapter:
         raise AdapterError(f"{spec}: defines no parse(response) function")
     if call is not None and not callable(call):
         raise AdapterError(f"{spec}: call is not a function")
-    declared = getattr(module, "CAPABILITIES", CAPABILITIES)
+    declared = getattr(module, "CAPABILITIES", V1_CAPABILITIES)
     capabilities = frozenset(declared)
     unknown = sorted(capabilities - CAPABILITIES)
     if unknown:

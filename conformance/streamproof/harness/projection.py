@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..corpus.cases import Case
+from ..corpus.validate import choice_field_capability
 from .comparison import MISSING, Divergence, compare, finish_error_tolerated
 from .incremental import covers
-from .loader import CAPABILITIES  # an adapter that declares none has them all
+from .loader import CAPABILITIES  # every name; one that declares none has V1_CAPABILITIES
 
 __all__ = [
     "CAPABILITIES",
@@ -38,6 +39,7 @@ __all__ = [
     "GROUPS",
     "PROFILES",
     "GroupPlan",
+    "choice_key_group",
     "judge_groups",
     "plan_groups",
     "profile_pairs",
@@ -45,7 +47,19 @@ __all__ = [
 ]
 
 #: Groups of one choice, each named after (and needing) its capability.
-CHOICE_GROUPS = ("content", "role", "reasoning", "refusal", "finish_reason", "tool_calls")
+CHOICE_GROUPS = (
+    "content",
+    "role",
+    "reasoning",
+    "refusal",
+    "finish_reason",
+    "tool_calls",
+    "function_call",
+    "custom_tool_calls",
+    "logprobs",
+    "audio",
+    "annotations",
+)
 #: Every group, in the order reports list them.
 GROUPS = ("status", *CHOICE_GROUPS, "usage", "metadata", "choices", "deltas")
 #: The capability a group needs (``status`` needs the signal of its status).
@@ -63,7 +77,7 @@ PROFILES: dict[str, frozenset[str]] = {
     "text": frozenset({"content", "usage"}),
     # The README's example adapter.
     "readme": frozenset({"content", "finish_reason", "usage", "stream_error", "truncation"}),
-    # Every capability there is.
+    # Every capability there is (the parts of the chat format added since v1 included).
     "full": CAPABILITIES,
 }
 
@@ -148,11 +162,18 @@ def stated_groups(expected: Mapping[str, Any]) -> frozenset[str]:
         if len(choices) > 1:
             found.add("choices")
         if choices and isinstance(choices[0], dict):
-            found |= {g for g in CHOICE_GROUPS if g in choices[0]}
+            found |= {choice_key_group(k, v) for k, v in choices[0].items()} & set(CHOICE_GROUPS)
         for choice in choices[1:]:
             if isinstance(choice, dict) and set(choice) - {"index"}:
                 found.add("choices")
     return frozenset(found)
+
+
+def choice_key_group(key: str, value: Any) -> str:
+    """The group (and capability) a key of an expected choice belongs to: its own
+    name, but a ``tool_calls`` list holding a custom call is ``custom_tool_calls``
+    (semantics §12.6, the rule ``validate`` applies to ``requires`` too)."""
+    return choice_field_capability(key, value) or key
 
 
 def _gap(case: Case, capabilities: frozenset[str], in_process: bool) -> str:
@@ -247,9 +268,10 @@ def _compare_group(
 ) -> list[Divergence]:
     if group in CHOICE_GROUPS:
         want = alt.expected["choices"][0]
+        key = "tool_calls" if group == "custom_tool_calls" else group
         got = _choice0(outcome)
         # No first choice at all: each field it lacks is absent (a text field's "" is met).
-        return compare({group: want[group]}, {} if got is MISSING else got, "choices[0]")
+        return compare({key: want[key]}, {} if got is MISSING else got, "choices[0]")
     if group == "choices":
         return _compare_choices(alt.expected["choices"], outcome, caps)
     return compare(_group_expectation(alt, group), outcome)
@@ -268,7 +290,7 @@ def _compare_choices(
     for i, want in enumerate(wanted[1:], start=1):
         if not isinstance(want, dict):
             continue
-        shown = {k: v for k, v in want.items() if k == "index" or k in caps}
+        shown = {k: v for k, v in want.items() if k == "index" or choice_key_group(k, v) in caps}
         if set(shown) - {"index"}:
             found.extend(compare(shown, got[i], f"choices[{i}]"))
     return found

@@ -31,7 +31,7 @@ from . import nodejs, spawn
 from .capture import OutputCapture, last_meaningful_line
 from .crash_site import Frame, at_byte_from, frames_from
 from .lines import MAX_REPLY, LineReader, LineTooLong, ReadTimeout, StreamClosed
-from .loader import CAPABILITIES, AdapterError
+from .loader import CAPABILITIES, V1_CAPABILITIES, AdapterError
 from .strict_json import NotStrictJSON, loads
 
 __all__ = ["MAX_REPLY", "AdapterProcess", "Reply", "Trace", "close_all", "process_for"]
@@ -116,7 +116,7 @@ class AdapterProcess:
         self.argv = process_for(spec)
         self.name = spec
         self.version = "unknown"
-        self.capabilities: frozenset[str] = frozenset(CAPABILITIES)
+        self.capabilities: frozenset[str] = V1_CAPABILITIES  # none declared: the first fourteen
         self.supports_call = False
         # The worker reads {"every": 1} for the bytes transport's boundaries (docs/adapters.md).
         self.compact_boundaries = False

@@ -23,6 +23,8 @@ from .choices import (
     error_fields,
     first_text,
     loads_or_text,
+    logprobs_piece,
+    other_parts,
     tool_call_delta,
 )
 from .fastjson import Text, exact_loads
@@ -129,6 +131,9 @@ class StreamAccumulator:
                                 pieces.append((index, text))
                         if len(delta) > 1 or content is None:  # more than the content
                             _other_fields(choice, delta)
+                    logprobs = raw.get("logprobs")
+                    if type(logprobs) is dict:  # (null, the common value, costs no call)
+                        logprobs_piece(choice, logprobs)  # semantics §6.10
                     reason = raw.get("finish_reason")
                     if reason and isinstance(reason, str):
                         choice.finish_reason = reason  # semantics §6.4
@@ -176,7 +181,8 @@ _QUOTED_BODY = 500
 
 
 def _other_fields(choice: Choice, delta: dict[str, Any]) -> None:
-    """What a delta holds besides content: role, reasoning, refusal, tool calls (§6)."""
+    """What a delta holds besides content: role, reasoning, refusal, tool calls,
+    the legacy function call, audio and annotations (§6)."""
     role = delta.get("role")
     if isinstance(role, str) and role:
         choice.role = role
@@ -192,6 +198,7 @@ def _other_fields(choice: Choice, delta: dict[str, Any]) -> None:
     for call in calls if isinstance(calls, list) else ():
         if isinstance(call, dict):
             tool_call_delta(choice, call)
+    other_parts(choice, delta)
 
 
 # An event past this size is decoded first: its bytes are freed before it is

@@ -110,7 +110,12 @@ def capability_gaps(
     return dict(sorted(gaps.items()))
 
 
-_NAMES = {"finish_reason": "finish reason", "tool_calls": "tool calls"}
+_NAMES = {
+    "finish_reason": "finish reason",
+    "tool_calls": "tool calls",
+    "function_call": "function call",
+    "custom_tool_calls": "custom tool calls",
+}
 
 
 def group_lines(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
