@@ -4,8 +4,8 @@
                                  [--quick] [--write] [--out FILE]
 
 Runs ``bench_parsers.py`` (64 KiB reads, ``--memory``), ``bench_harness.py``
-(against ``--base``, default 7aeba43), ``bench_scale.py`` and
-``bench_protocol.py``, each as a subprocess writing ``--json``, and builds one
+(against ``--base``, default 7aeba43), ``bench_scale.py``, ``bench_protocol.py``
+and ``bench_shards.py``, each as a subprocess writing ``--json``, and builds one
 Markdown table from what they wrote. A script that fails, or whose JSON lacks
 a figure, makes its rows say so; the others are still filled in. ``--write``
 puts the table into ``benchmarks/README.md`` between its two markers;
@@ -253,6 +253,18 @@ def protocol_rows(ran: Ran) -> list[tuple[str, str, Callable[[], Cell]]]:
     return [("one process per case / one persistent worker", "≥ 20×", cell)]
 
 
+def shard_rows(ran: Ran) -> list[tuple[str, str, Callable[[], Cell]]]:
+    def cell() -> Cell:
+        value = _get(ran.data, "shards_over_whole")
+        merged = _get(ran.data, "with_merge_over_whole")
+        if not isinstance(value, (int, float)) or not isinstance(merged, (int, float)):
+            raise LookupError(f"{ran.script} reported no ratio")
+        shown = f"{value:.2f}{TIMES} ({merged:.2f}{TIMES} with the merge)"
+        return shown, "", f"{value:.2f}{TIMES}", value <= 1.15
+
+    return [("4 shards / one run, CPU, `run --transport all`", "≤ 1.15×", cell)]
+
+
 def table(groups: list[tuple[Ran, list[tuple[str, str, Callable[[], Cell]]]]], base: str) -> str:
     lines = [
         f"| figure | goal | now | {base} | ratio | met |",
@@ -327,6 +339,9 @@ def main() -> int:
             "protocol": run_script(
                 HERE / "bench_protocol.py", [*quick, *repeat], here, tmp, args.timeout
             ),
+            "shards": run_script(
+                HERE / "bench_shards.py", [*quick, *repeat], here, tmp, args.timeout
+            ),
         }
     body = table(
         [
@@ -334,6 +349,7 @@ def main() -> int:
             (runs["harness"], harness_rows(runs["harness"], args.base)),
             (runs["scale"], scale_rows(runs["scale"])),
             (runs["protocol"], protocol_rows(runs["protocol"])),
+            (runs["shards"], shard_rows(runs["shards"])),
         ],
         args.base,
     )

@@ -20,6 +20,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
         "bench_startup.py",
         "bench_harness.py",
         "bench_scale.py",
+        "bench_shards.py",
     ],
 )
 def test_benchmark_runs_quick(script: str) -> None:
@@ -46,7 +47,7 @@ def test_the_table_runs_every_script_and_writes_one_row_per_figure(tmp_path: Pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [line for line in out.read_text().splitlines() if line.startswith("| ")]
     assert rows[0].startswith("| figure | goal | now | 7aeba43 |")
-    assert len(rows) == 1 + 9  # the header and every figure of the goals
+    assert len(rows) == 1 + 10  # the header and every figure of the goals
     harness = next(r for r in rows if r.startswith("| harness CPU per case run"))
     assert " ms |" in harness  # measured, not a failure
 

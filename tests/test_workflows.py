@@ -161,6 +161,7 @@ def test_action_steps_run_locally(tmp_path: Path) -> None:
         "SP_FAIL_ON": "must",
         "SP_SEED": "1",
         "SP_JOBS": "1",
+        "SP_SHARD": "",
         "SP_OUT": str(out),
         "GITHUB_OUTPUT": str(github_output),
         "GITHUB_STEP_SUMMARY": str(summary),
@@ -191,6 +192,11 @@ def test_action_steps_run_locally(tmp_path: Path) -> None:
     failed = step("Fail on failures", SP_CODE=outputs["exit-code"])
     assert failed.returncode == 1 and "::error::" in failed.stdout
     assert step("Fail on failures", SP_CODE="0").returncode == 0
+    # one job of a sharded matrix: its share of the run, merged later
+    shard_out = tmp_path / "shard"
+    assert step("run", SP_SHARD="2/3", SP_OUT=str(shard_out)).returncode == 0
+    assert json.loads((shard_out / "results.json").read_text())["run"]["shard"]["index"] == 2
+    assert "inputs.shard == ''" in steps["verify"]["if"]  # merged, then verified
 
 
 # docs/ci.md
@@ -241,6 +247,19 @@ def test_nightly_workflow_is_valid() -> None:
     assert "streamproof setup-node" in runs
     assert "scripts/nightly" in runs
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in steps)
+
+
+def test_nightly_history_scores_each_library_in_a_matrix_then_renders_the_page() -> None:
+    jobs = load_yaml(NIGHTLY)["jobs"]
+    libraries = jobs["history"]["strategy"]["matrix"]["library"]
+    assert {"openai-python", "node-openai", "litellm", "langchain-openai", "vercel-ai"} <= set(
+        libraries
+    )
+    runs = "\n".join(s.get("run", "") for s in jobs["history"]["steps"])
+    assert 'scripts/history "$LIBRARY"' in runs and "streamproof setup-node" in runs
+    assert jobs["history-page"]["needs"] == "history"
+    page = "\n".join(s.get("run", "") for s in jobs["history-page"]["steps"])
+    assert "scripts/history --page-only" in page
 
 
 def test_the_schemas_do_reject_broken_files() -> None:

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "quirks": ("quirks", "print the providers × quirks tables"),
     "report": ("report", "one HTML matrix of several adapters' results files"),
     "setup-node": ("setup_node", "install the Node runtime and libraries of the Node adapters"),
+    "merge": ("merge", "join the results of 'run --shard K/N' into one run's"),
     "verify": ("verify", "check a results file against its corpus"),
     "diff": ("diff", "what changed between two runs"),
     "lint": ("lint", "how far one response departs from the OpenAI reference"),

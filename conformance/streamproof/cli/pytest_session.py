@@ -16,6 +16,7 @@ case run finished, so an interrupted or broken run leaves neither (nor a stale h
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import sys
@@ -31,9 +32,11 @@ from ..atomic import Batch
 from ..corpus.cases import Corpus
 from ..harness.engine import Result
 from ..harness.protocol import AdapterProcess
+from ..harness.selection import split_values
+from ..harness.sharding import Shard
 from ..reporting.terminal import Progress
 
-__all__ = ["RunInterrupted", "RunOptions", "run_through_pytest"]
+__all__ = ["RunInterrupted", "RunOptions", "plan_record", "run_through_pytest"]
 
 
 @dataclass
@@ -61,6 +64,31 @@ class RunOptions:
     http: bool = False
     write_expect: Path | None = None
     trace: Path | None = None
+    shard: Shard | None = None  # None: the whole plan
+    plan_sha256: str = ""  # of the whole plan, whichever shard of it runs (set by the run)
+
+
+def plan_record(options: RunOptions) -> dict[str, Any]:
+    """What the results' ``run`` records of the plan: ``options``, what shapes the plan
+    and the verdicts besides transports and seed (the selection, the timeout, the known
+    failures by digest), and for ``--shard`` its ``shard`` (schemas/results.schema.json)."""
+    expect = None
+    if options.expect is not None:  # (read and checked already by the run)
+        expect = hashlib.sha256(options.expect.read_bytes()).hexdigest()
+    record: dict[str, Any] = {
+        "options": {
+            "cases": split_values(options.cases),
+            "providers": sorted(set(split_values(options.providers))),
+            "keyword": options.keyword,
+            "timeout": options.timeout,
+            "expect_sha256": expect,
+        }
+    }
+    if options.shard is not None:
+        shard = options.shard
+        record["shard"] = {"index": shard.index, "count": shard.count}
+        record["shard"]["plan_sha256"] = options.plan_sha256
+    return record
 
 
 class RunInterrupted(Exception):
@@ -171,6 +199,8 @@ def _arguments(options: RunOptions, folder: Path, staged: dict[Path, Path]) -> l
         args += ["--streamproof-provider", provider]
     if options.keyword:
         args += ["--streamproof-keyword", options.keyword]
+    if options.shard is not None:
+        args += ["--streamproof-shard", str(options.shard)]
     if options.exitfirst:
         args += ["--exitfirst"]
     if options.corpus:

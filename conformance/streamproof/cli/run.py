@@ -19,6 +19,7 @@ from ..harness.engine import Result
 from ..harness.expectations import load_expectations
 from ..harness.protocol import AdapterProcess, close_all
 from ..harness.selection import Selection, awaiting_notice, awaiting_review
+from ..harness.sharding import Shard, plan_digest
 from ..harness.trace import TraceFile
 from ..harness.transports import (
     DEFAULT_SEED,
@@ -42,8 +43,8 @@ from ..reporting.terminal import print_summary
 from . import _closed_pipe
 from .inputs import MAX_JOBS, MAX_TIMEOUT, check_run_inputs
 from .options import add_corpus_option
-from .pytest_session import RunInterrupted, RunOptions, run_through_pytest
-from .selecting import add_selection_arguments, selection_of
+from .pytest_session import RunInterrupted, RunOptions, plan_record, run_through_pytest
+from .selecting import add_selection_arguments, selection_of, shard_of, shard_share
 
 __all__ = ["DEFAULT_REPORT", "RunError", "add_arguments", "execute_run", "run"]
 
@@ -142,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     args.adapter = args.adapter or "reference"
     transports, _ = selection_of(args)  # checked here, applied by execute_run
     seed, seeds = _seed_options(args, transports)
+    shard = shard_of(args)
     return execute_run(
         RunOptions(
             spec=args.adapter,
@@ -165,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
             junit=args.junit,
             write_expect=args.write_expect,
             trace=args.trace,
+            shard=shard,
         )
     )
 
@@ -272,6 +275,7 @@ def _execute(request: RunOptions) -> int:
             print(warning, file=sys.stderr)
     selection = Selection.parse(request.cases, request.providers, request.keyword)
     work = selection.plan(corpus.cases, request.transports)
+    planned, work = plan_digest(work), shard_share(work, request.shard)  # (the whole plan's)
     waiting = awaiting_review(corpus.cases, [glob for glob, _ in selection.cases])
     if not work and waiting:
         raise RunError(f"nothing to run: {awaiting_notice(len(waiting))}")
@@ -306,7 +310,7 @@ def _execute(request: RunOptions) -> int:
         )
     drawn = request.seed is None
     seed = draw_seed() if request.seed is None else request.seed
-    options = replace(request, seed=seed, corpus=corpus.root)
+    options = replace(request, seed=seed, corpus=corpus.root, plan_sha256=planned)
     outputs = Batch()
     try:
         with staged_together(outputs):
@@ -321,9 +325,10 @@ def _execute(request: RunOptions) -> int:
         raise _WritingInterrupted(_unfinished(request, outputs)) from None
     for target in outputs.written:  # (staged by _write_outputs, which named them)
         print(lines.get(target, f"output: {target}"))
-    # A run that scored nothing is no result at all, whatever the files say.
+    # A run that scored nothing is no result at all, whatever the files say (a shard is
+    # a share of one: its merged run is judged so).
     unscored = nothing_scored(summary, request.transports)
-    if unscored:
+    if unscored and (request.shard or Shard(1, 1)).count == 1:
         raise RunError(unscored)
     return exit_status(results, request.fail_on)
 
@@ -421,6 +426,7 @@ def _write_outputs(
         document = results_document(results, **made_of)
         if len(request.seeds) > 1:
             document["run"]["seeds"] = request.seeds
+        document["run"].update(plan_record(request))  # (options, and the shard of one)
         if request.json:
             write_json(document, request.json)
         if request.write_expect:

@@ -1,4 +1,4 @@
-"""The options of ``run`` that choose case runs, as pytest users expect them.
+"""The options of ``run`` that choose case runs, as pytest users expect them, and its shard.
 
 ``--transport`` and ``--case`` repeat and take comma lists; ``--case``
 takes an id as the run prints it (``case [transport]`` or
@@ -9,12 +9,16 @@ mean what they mean to pytest.
 from __future__ import annotations
 
 import argparse
+from typing import Any, TypeVar
 
 from ..errors import UsageError
 from ..harness.selection import KeywordError, Selection, split_values
+from ..harness.sharding import Shard
 from ..harness.transports import TRANSPORTS, parse_transports
 
-__all__ = ["add_selection_arguments", "selection_of"]
+_Run = TypeVar("_Run", bound=tuple[Any, str])
+
+__all__ = ["add_selection_arguments", "selection_of", "shard_of", "shard_share"]
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +51,12 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
         "(words, and, or, not, parentheses; as pytest -k)",
     )
     parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run shard K of N of the selected case runs (each in exactly one shard; "
+        "'streamproof merge' joins the shards' --json files into one run)",
+    )
+    parser.add_argument(
         "-x", "--exitfirst", action="store_true", help="stop at the first failing case run"
     )
     parser.add_argument(
@@ -77,3 +87,29 @@ def selection_of(args: argparse.Namespace) -> tuple[list[str], Selection]:
             "so it does not go with --json, --baseline or --write-expect"
         )
     return transports, selection
+
+
+def shard_of(args: argparse.Namespace) -> Shard | None:
+    """``--shard K/N`` (``None``: the whole plan); ``UsageError`` if bad or beside ``-x``."""
+    if args.shard is None:
+        return None
+    try:
+        shard = Shard.parse(args.shard)
+    except ValueError as exc:
+        raise UsageError(f"--shard: {exc}") from None
+    if args.exitfirst:
+        raise UsageError("--shard runs a share of the plan to merge: it does not go with -x")
+    return shard
+
+
+def shard_share(plan: list[_Run], shard: Shard | None) -> list[_Run]:
+    """The runs of ``plan`` that ``shard`` makes; ``UsageError`` when it makes none."""
+    if shard is None or not plan:
+        return plan
+    share = shard.take(plan)
+    if not share:
+        raise UsageError(
+            f"--shard {shard}: the plan holds fewer runs ({len(plan)}) than shards, "
+            "so this one holds none: use fewer shards"
+        )
+    return share

@@ -29,7 +29,7 @@ class StreamproofCollector(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         session = self.streamproof
         items: list[pytest.Item] = []
-        for case, transport in session.selection.plan(session.corpus.cases, session.transports):
+        for case, transport in session.plan():
             name = f"{case.id}[{transport}]"
             # The node id is given whole so that it parses back to the same id
             # that --lf and xdist keep (a bracketed name otherwise does not).

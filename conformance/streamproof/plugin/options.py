@@ -10,6 +10,7 @@ import pytest
 from ..cli.inputs import MAX_JOBS, MAX_TIMEOUT, check_jobs, check_timeout
 from ..corpus.cases import SEVERITIES
 from ..errors import UsageError
+from ..harness.sharding import Shard
 from ..harness.transports import (
     DEFAULT_SEED,
     TRANSPORTS,
@@ -19,7 +20,7 @@ from ..harness.transports import (
     parse_transports,
 )
 
-__all__ = ["pytest_addoption", "seeds_of", "transports_of"]
+__all__ = ["pytest_addoption", "seeds_of", "shard_of", "transports_of"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,6 +55,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-keyword",
         metavar="EXPR",
         help="only runs whose id, title, tags, provider, severity or transport match EXPR",
+    )
+    group.addoption(
+        "--streamproof-shard",
+        metavar="K/N",
+        help="only shard K of N of the selected runs (each run is in exactly one shard)",
     )
     group.addoption("--streamproof-corpus", metavar="DIR", help="another corpus folder")
     group.addoption("--streamproof-expect", metavar="FILE", help="known failures (JSON)")
@@ -126,6 +132,16 @@ def seeds_of(config: pytest.Config) -> tuple[int, list[int]]:
         raise pytest.UsageError(f"streamproof: {exc}") from None
     seed = draw_seed() if seed is None else seed
     return seed, [seed]
+
+
+def shard_of(value: str | None) -> Shard | None:
+    """The shard of ``--streamproof-shard`` (``None``: the whole plan)."""
+    if value is None:
+        return None
+    try:
+        return Shard.parse(value)
+    except ValueError as exc:
+        raise pytest.UsageError(f"streamproof: --streamproof-shard: {exc}") from None
 
 
 def transports_of(value: str) -> list[str]:

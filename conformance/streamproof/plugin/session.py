@@ -25,7 +25,7 @@ from ..harness.transports import (
     seed_words,
 )
 from .items import StreamproofCollector, StreamproofItem
-from .options import seeds_of, transports_of
+from .options import seeds_of, shard_of, transports_of
 from .protocol import lean_protocol_applies, run_lean
 
 __all__ = ["StreamproofSession"]
@@ -68,6 +68,7 @@ class StreamproofSession:
             )
         except KeywordError as exc:
             raise pytest.UsageError(f"streamproof: {exc}") from None
+        self.shard = shard_of(config.getoption("streamproof_shard"))
         worker_input = getattr(config, "workerinput", None)
         self.seed, self.seeds = seeds_of(config)
         if worker_input is not None and "streamproof_seed" in worker_input:
@@ -88,6 +89,11 @@ class StreamproofSession:
         self._pool: EnginePool | None = None
         self._order: list[tuple[Case, str]] = []  # the runs, in the order the items run
         self._server: Any = None  # the replay server of --streamproof-http
+
+    def plan(self) -> list[tuple[Case, str]]:
+        """The runs this session makes: the selection's, or its shard's share of them."""
+        plan = self.selection.plan(self.corpus.cases, self.transports)
+        return plan if self.shard is None else self.shard.take(plan)
 
     # -- engine -----------------------------------------------------------
 

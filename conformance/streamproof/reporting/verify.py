@@ -119,6 +119,12 @@ def verify_document(document: Any, corpus: Corpus) -> list[str]:
             shown = [*shown[:_SCHEMA_PROBLEMS], f"schema: … and {rest} more"]
         return shown  # the checks below rely on the shape
     problems: list[str] = []
+    shard = document["run"].get("shard")
+    if shard is not None and shard["count"] > 1:
+        problems.append(
+            f"run.shard: the file is shard {shard['index']}/{shard['count']} of a run: merge "
+            "its shards (streamproof merge) and verify the merged file"
+        )
     claimed = document["corpus"]
     if claimed["version"] != corpus.version:
         problems.append(

@@ -1,0 +1,140 @@
+"""What sharding a run costs: N shards of a run, and their merge, against the run itself.
+
+Runs ``streamproof run --transport all --seed 1 --no-html --json`` over a
+copy of the shipped corpus (taken once, so that every command sees the same
+corpus) once whole, then as ``--shard K/N`` for every K (one after
+another, as N machines of a CI matrix would each run one), and
+``streamproof merge`` over the N results files. Each command runs inside a
+small wrapper process so that its CPU time (user + system, the command and
+its adapter worker) is its own. The figures are ratios of CPU time: the N
+shards together over the whole run, and the same with the merge added. The
+merged results must equal the whole run's but for the timings, or the script
+prints DATA MISMATCH and exits 1.
+
+    python benchmarks/bench_shards.py [--shards N] [--repeat N] [--quick] [--json FILE]
+
+``--quick`` runs the ``generic`` cases under ``whole`` only, once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Runs one command and prints its own CPU time and exit status as JSON.
+_WRAPPER = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": done.returncode, "cpu": usage.ru_utime + usage.ru_stime,
+                  "stderr": done.stderr.decode("utf-8", "replace")[-300:]}))
+"""
+
+
+class Mismatch(Exception):
+    pass
+
+
+def _env(cache: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT / "conformance"), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    env["STREAMPROOF_CACHE_DIR"] = str(cache)
+    return env
+
+
+def _cpu(args: list[str], env: dict[str, str], folder: Path) -> float:
+    """CPU seconds of ``streamproof ARGS`` (``Mismatch`` unless it exits 0)."""
+    argv = [sys.executable, "-m", "streamproof", *args]
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *argv],
+        env=env,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise Mismatch(f"the wrapper failed: {done.stderr.strip()[-300:]}")
+    figures = json.loads(done.stdout)
+    if figures["code"] != 0:
+        raise Mismatch(f"{args[0]} exited {figures['code']}: {figures['stderr']}")
+    return float(figures["cpu"])
+
+
+def _but_timings(path: Path) -> Any:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["run"].pop("date")
+    document["run"].pop("merged", None)
+    for row in document["results"]:
+        row.pop("seconds")
+    return document
+
+
+def one_round(shards: int, extra: list[str], env: dict[str, str], tmp: Path) -> dict[str, float]:
+    run = ["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra]
+    whole = _cpu([*run, "--json", "whole.json"], env, tmp)
+    files = [f"s{k}.json" for k in range(1, shards + 1)]
+    parts = [
+        _cpu([*run, "--shard", f"{k}/{shards}", "--json", name], env, tmp)
+        for k, name in enumerate(files, 1)
+    ]
+    merge = _cpu(["merge", *files, "--corpus", "corpus", "--json", "merged.json"], env, tmp)
+    if _but_timings(tmp / "merged.json") != _but_timings(tmp / "whole.json"):
+        raise Mismatch("the merged results differ from the whole run's")
+    return {"whole": whole, "shards": sum(parts), "merge": merge, "largest_shard": max(parts)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shards", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="generic cases, whole, once")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    repeat = 1 if args.quick else args.repeat
+    extra = ["--case", "generic/*", "--transport", "whole"] if args.quick else []
+    extra = extra or ["--transport", "all"]
+    with tempfile.TemporaryDirectory(prefix="streamproof-shards-") as name:
+        tmp = Path(name)
+        env = _env(tmp / "cache")
+        shutil.copytree(ROOT / "corpus", tmp / "corpus")
+        try:
+            _cpu(["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra], env, tmp)
+            samples = [one_round(args.shards, extra, env, tmp) for _ in range(repeat)]
+        except Mismatch as exc:
+            print(f"DATA MISMATCH: {exc}")
+            return 1
+    med = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+    figures = {
+        "repeat": repeat,
+        "shards": args.shards,
+        "medians": med,
+        "shards_over_whole": med["shards"] / med["whole"],
+        "with_merge_over_whole": (med["shards"] + med["merge"]) / med["whole"],
+        "largest_shard_over_whole": med["largest_shard"] / med["whole"],
+        "samples": samples,
+    }
+    print(
+        f"{args.shards} shards / one run, CPU: {figures['shards_over_whole']:.2f}× "
+        f"({figures['with_merge_over_whole']:.2f}× with the merge); the largest shard "
+        f"{figures['largest_shard_over_whole']:.2f}× of the run"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
