@@ -217,3 +217,38 @@ def test_every_defect_names_a_failing_must_or_should_case() -> None:
         graded = [c for c in entry["cases"] if severity[c] in ("must", "should")]
         if entry["kind"] in ("defect", "departure"):
             assert bool(graded) == (entry["kind"] == "defect"), entry["id"]
+
+
+def test_a_history_line_says_since_when_and_where_it_changed() -> None:
+    records = [
+        ("1.9.0", {"a": "fail", "b": "pass", "c": "pass"}),
+        ("1.10.0", {"a": "crash", "b": "fail", "c": "pass"}),
+        ("1.11.0", {"a": "fail", "b": "fail", "c": "pass"}),
+    ]
+    line = findings.history_line("lib", ["a", "b", "c"], records)
+    assert line.startswith("- History (lib 1.9.0 to 1.11.0, 3 releases, `whole`): ")
+    assert "1 fail in every release (present since at least 1.9.0)" in line
+    assert "`b` first fails in 1.10.0" in line
+    assert "1 case passes under `whole` in every release" in line
+    fixed = findings.history_line("lib", ["b"], [("2", {"b": "fail"}), ("10", {"b": "pass"})])
+    assert "`b` first passes in 10" in fixed  # releases in numeric order, not as text
+
+
+def test_history_on_another_corpus_is_left_out(copy: Path) -> None:
+    baseline = json.loads((copy / "reports/baselines/litellm.json").read_text(encoding="utf-8"))
+    sha = baseline["corpus"]["sha256"]
+    assert "litellm" in findings.load_history(copy, sha)
+    for path in (copy / "reports/history/litellm").glob("*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["corpus"]["sha256"] = "0" * 64
+        path.write_text(json.dumps(record), encoding="utf-8")
+    assert "litellm" not in findings.load_history(copy, sha)
+
+
+def test_a_history_that_changes_is_caught(copy: Path) -> None:
+    path = copy / "reports/history/litellm/1.108.10.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    failing = next(case for case, verdict in record["cases"].items() if verdict == "fail")
+    record["cases"][failing] = "pass"  # an older release now passes: a change to report
+    path.write_text(json.dumps(record), encoding="utf-8")
+    assert any(line.startswith("FINDINGS.md: block entry:") for line in findings.check(copy))
