@@ -232,6 +232,9 @@ def test_a_history_line_says_since_when_and_where_it_changed() -> None:
     assert "1 case passes under `whole` in every release" in line
     fixed = findings.history_line("lib", ["b"], [("2", {"b": "fail"}), ("10", {"b": "pass"})])
     assert "`b` first passes in 10" in fixed  # releases in numeric order, not as text
+    assert "(read from the records)" in line and "(read from the records)" in fixed
+    checked = {"1.10.0": {"found": "its changelog", "source": "CHANGELOG"}}
+    assert "(checked by hand" in findings.history_line("lib", ["a", "b"], records, checked)
 
 
 def test_history_on_another_corpus_is_left_out(copy: Path) -> None:

@@ -15,11 +15,13 @@ from streamproof.corpus import default_root, load_corpus
 from streamproof.corpus.validate import write_manifest
 from streamproof.reporting.history import (
     history_page,
+    load_checked,
     load_records,
     transitions,
     version_key,
     write_history_page,
 )
+from streamproof.reporting.render import template
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -276,3 +278,43 @@ def test_the_script_renders_the_page_alone(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "No release has been scored" in (tmp_path / "p.html").read_text()
     assert re.search(r"page: .*p\.html \(0 libraries, 0 releases\)", done.stdout)
+
+
+def test_a_change_says_whether_a_person_checked_it(tmp_path: Path) -> None:
+    records = {
+        "lib": [
+            _record("1.0.0", {"c": "pass", "d": "fail"}),
+            _record("1.1.0", {"c": "fail", "d": "pass"}),
+        ]
+    }
+    found = "<b>a changelog entry</b>"
+    checked = {"lib": {"1.1.0": {"found": found, "source": "CHANGELOG 1.1.0"}}}
+    page = history_page(records, "d", checked)
+    changes = page["libraries"][0]["transitions"]
+    assert [c["checked"]["found"] for c in changes] == [found, found]
+    html = template("history.html.j2").render(
+        page=page, corpus={"version": "1", "sha256": "d"}, tool="0"
+    )
+    assert "&lt;b&gt;a changelog entry&lt;/b&gt;" in html and found not in html
+    elsewhere = {"lib": {"1.0.0": {"found": "x", "source": "y"}}}  # another release
+    page = history_page(records, "d", elsewhere)
+    html = template("history.html.j2").render(
+        page=page, corpus={"version": "1", "sha256": "d"}, tool="0"
+    )
+    assert html.count("not yet: read from the records only") == 2
+
+
+def test_a_malformed_check_file_is_one_error_naming_it(tmp_path: Path) -> None:
+    assert load_checked(tmp_path) == {}  # none yet
+    (tmp_path / "checked.json").write_text('{"lib": {"1.0": {"found": 3}}}', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"checked\.json"):
+        load_checked(tmp_path)
+
+
+def test_the_shipped_checks_name_changes_the_history_shows() -> None:
+    folder = ROOT / "reports" / "history"
+    checked = load_checked(folder)
+    records = load_records(folder)
+    for name, releases in checked.items():
+        shown = {t["release"] for t in transitions(records[name])}
+        assert set(releases) <= shown, f"{name}: a check of a release where nothing changed"

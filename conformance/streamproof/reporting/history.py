@@ -165,8 +165,46 @@ def _percent(part: int, whole: int) -> str | None:
     return f"{100 * part / whole:.1f}%" if whole else None
 
 
-def history_page(records: Mapping[str, list[dict[str, Any]]], corpus_sha256: str) -> dict[str, Any]:
-    """What ``templates/history.html.j2`` shows: the records of ``corpus_sha256`` alone."""
+#: What a person found when they checked a change against the library:
+#: ``reports/history/checked.json``, library -> release -> {"found", "source"}.
+CHECKED = "checked.json"
+
+
+def load_checked(folder: Path) -> dict[str, dict[str, dict[str, str]]]:
+    """The hand checks of changes (``CHECKED``); empty when there are none.
+
+    ``ValueError`` names the file when it is not library -> release ->
+    {"found": text, "source": text}.
+    """
+    path = folder / CHECKED
+    if not path.is_file():
+        return {}
+    document = read_document(path)
+    shaped = isinstance(document, dict) and all(
+        isinstance(releases, dict)
+        and all(
+            isinstance(check, dict)
+            and set(check) == {"found", "source"}
+            and all(isinstance(v, str) and v for v in check.values())
+            for check in releases.values()
+        )
+        for releases in document.values()
+    )
+    if not shaped:
+        raise ValueError(f"{path}: not library -> release -> {{found, source}}")
+    return document  # type: ignore[no-any-return]
+
+
+def history_page(
+    records: Mapping[str, list[dict[str, Any]]],
+    corpus_sha256: str,
+    checked: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None,
+) -> dict[str, Any]:
+    """What ``templates/history.html.j2`` shows: the records of ``corpus_sha256`` alone.
+
+    Each change carries what a person found checking it against the library's
+    changelog or source (``checked``), or nothing: the page says which.
+    """
     libraries = []
     stale = 0
     for name in sorted(records):
@@ -189,7 +227,10 @@ def history_page(records: Mapping[str, list[dict[str, Any]]], corpus_sha256: str
                 "package": current[-1].get("package", ""),
                 "groups": groups,
                 "releases": [_release_row(r, groups) for r in reversed(current)],
-                "transitions": transitions(current),
+                "transitions": [
+                    {**change, "checked": (checked or {}).get(name, {}).get(change["release"])}
+                    for change in transitions(current)
+                ],
                 "scored": sum(r["status"] == "scored" for r in current),
                 "window": (current[0]["version"], current[-1]["version"]),
             }
@@ -201,7 +242,7 @@ def write_history_page(
     folder: Path, out: Path, corpus: Mapping[str, str], tool: str
 ) -> dict[str, Any]:
     """Render the page of the records under ``folder`` on ``corpus`` into ``out``."""
-    page = history_page(load_records(folder), corpus["sha256"])
+    page = history_page(load_records(folder), corpus["sha256"], load_checked(folder))
     html = template("history.html.j2").render(page=page, corpus=corpus, tool=tool)
     write_atomic(out, html)
     return page
