@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -20,6 +21,7 @@ import pytest
 from browser import MISSING, Browser
 
 from streamproof.cli import main
+from streamproof.corpus import default_root
 from streamproof.corpus.validate import write_manifest
 from streamproof.reporting.fragments import environment_html
 from streamproof.reporting.wire import terminal_safe, visible
@@ -320,3 +322,119 @@ def test_the_plugin_summary_line_prints_the_corpus_version_escaped(
     out = result.stdout.str()
     assert "on corpus 1.0.0\\x1b]0;owned\\x07" in out, out
     assert "\x1b]0;owned" not in out and "\u202e" not in out
+
+
+TITLE_SCRIPT = "<img src=x onerror=window.pwned_title=1>"
+NAME_SCRIPT = "<svg onload=window.pwned_name=1>"
+RECORD_SCRIPT = "<img src=x onerror=window.pwned_record=1>"
+PAGE_FLAGS = [*FLAGS, "pwned_title", "pwned_name", "pwned_record"]
+
+
+@pytest.fixture(scope="module")
+def hostile_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every other page the project renders, each fed a script where text goes:
+    the matrix (``report``), the provider report and the history page."""
+    folder = tmp_path_factory.mktemp("hostile-pages")
+    root = build_corpus(folder, quirks=True)
+    case = root / "cases" / STREAM / "case.json"
+    data = json.loads(case.read_text(encoding="utf-8"))
+    data["title"] = f"split {TITLE_SCRIPT}"
+    case.write_text(json.dumps(data), encoding="utf-8")
+    (root / "VERSION").write_text(f"1.5.0{VERSION_SCRIPT}\n", encoding="utf-8")
+    # A provider's case, so the provider report has a table, and every quirk's
+    # description carrying a script.
+    shipped = default_root() / "cases" / "openai" / "tool-calls-finish-stop"
+    shutil.copytree(shipped, root / "cases" / "openai" / "tool-calls-finish-stop")
+    quirks = json.loads((root / "quirks.json").read_text(encoding="utf-8"))
+    for quirk in quirks["quirks"].values():
+        quirk["description"] = f"a quirk {TITLE_SCRIPT}"
+    (root / "quirks.json").write_text(json.dumps(quirks), encoding="utf-8")
+    write_manifest(root)
+    adapter = folder / SPEC_SCRIPT / "adapter.py"
+    adapter.parent.mkdir()
+    naive = (ROOT / "tests" / "adapters" / "naive_lines.py").read_text(encoding="utf-8")
+    adapter.write_text(
+        naive.replace(
+            'NAME = "naive-lines"', f"NAME = {NAME_SCRIPT!r}\nVERSION = {RECORD_SCRIPT!r}"
+        ),
+        encoding="utf-8",
+    )
+    results = folder / "results.json"
+
+    def streamproof(*args: str | Path) -> None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "streamproof", *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+
+    streamproof(
+        "run", "--adapter", adapter, "--corpus", root, "--transport", "whole,lines",
+        "--no-html", "--json", results,
+    )  # fmt: skip
+    pages = {"matrix": folder / "matrix.html", "providers": folder / "providers.html"}
+    streamproof("report", results, "--corpus", root, "--output", pages["matrix"])
+    streamproof("providers", "--corpus", root, "--output", pages["providers"])
+    from streamproof.reporting.history import history_page
+    from streamproof.reporting.render import template
+
+    def record(version: str, verdict: str) -> dict[str, object]:
+        return {
+            "version": version,
+            "status": "scored",
+            "package": RECORD_SCRIPT,
+            "resolved": {RECORD_SCRIPT: RECORD_SCRIPT},
+            "cases": {f"generic/{RECORD_SCRIPT}": verdict},
+            "corpus": {"sha256": "d"},
+            "summary": {"groups": {}},
+        }
+
+    records = {
+        "lib": [
+            record(f"1.0{RECORD_SCRIPT}", "pass"),
+            record("1.1", "fail"),
+            {**record("1.2", "fail"), "status": "not scorable", "reason": RECORD_SCRIPT},
+        ]
+    }
+    checked = {"lib": {"1.1": {"found": RECORD_SCRIPT, "source": RECORD_SCRIPT}}}
+    page = history_page(records, "d", checked)
+    html = template("history.html.j2").render(
+        page=page, corpus={"version": VERSION_SCRIPT, "sha256": "d"}, tool=NAME_SCRIPT
+    )
+    pages["history"] = folder / "history.html"
+    pages["history"].write_text(html, encoding="utf-8")
+    return pages
+
+
+@pytest.mark.parametrize("name", ["matrix", "providers", "history"])
+def test_no_value_of_any_other_page_runs_as_script(
+    hostile_pages: dict[str, Path], tmp_path: Path, name: str
+) -> None:
+    if MISSING is not None:
+        pytest.skip(MISSING)
+    path = hostile_pages[name]
+    text = path.read_text(encoding="utf-8")
+    page = Browser(tmp_path)
+    try:
+        page.open(path.as_uri())
+        shown = page.run(
+            "return {handlers: document.querySelectorAll('[onerror],[onload]').length,"
+            " images: [...document.images].filter(i => i.src.endsWith('/x')).length,"
+            " svgs: document.querySelectorAll('svg[onload]').length,"
+            " text: document.body.innerText,"
+            " flags: arguments[0].filter(f => window[f] !== undefined)}",
+            PAGE_FLAGS,
+        )
+    finally:
+        page.close()
+    assert (shown["handlers"], shown["images"], shown["svgs"], shown["flags"]) == (0, 0, 0, [])
+    # Each page did get a script to show, and shows it as text.
+    planted = {"matrix": TITLE_SCRIPT, "providers": TITLE_SCRIPT, "history": RECORD_SCRIPT}[name]
+    if name == "providers":
+        assert VERSION_SCRIPT.replace("<", "&lt;").replace(">", "&gt;") in text
+    escaped = planted.replace("<", "&lt;").replace(">", "&gt;")
+    assert escaped in text, f"{name}: the planted value never reached the page"
+    assert planted.split("=")[-1].rstrip(">") in shown["text"]  # the script, as text
