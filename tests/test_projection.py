@@ -228,3 +228,27 @@ def test_a_custom_call_in_a_later_choice_needs_its_capability() -> None:
     assert choice_key_group("tool_calls", custom) == "custom_tool_calls"
     assert choice_key_group("tool_calls", [{"index": 0, "function": {}}]) == "tool_calls"
     assert choice_key_group("content", "x") == "content"
+
+
+def test_planning_a_corpus_reads_each_case_back_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The run, the summary's groups, the capability gaps and three profiles all
+    # plan every case: the facts they need are read from the files once.
+    from streamproof.corpus import entry
+
+    reads: list[str] = []
+    real = entry._read_unchanged
+
+    def counted(path: str, sha256: bytes) -> bytes:
+        reads.append(path)
+        return real(path, sha256)
+
+    monkeypatch.setattr(entry, "_read_unchanged", counted)
+    cases = load_corpus().cases[:60]
+    for capabilities in (PROFILES["text"], PROFILES["readme"], PROFILES["full"], CAPABILITIES):
+        for in_process in (True, False):
+            for case in cases:
+                plan_groups(case, capabilities, in_process=in_process)
+    assert len(reads) == 2 * len(cases)  # case.json and body, once each
+    # Judging still reads the expectation (the case in hand: the recent cache serves it).
+    plan = plan_groups(cases[0], CAPABILITIES)
+    assert plan.alternatives[0].expected == cases[0].alternatives[0]

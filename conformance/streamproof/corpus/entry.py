@@ -50,6 +50,7 @@ class Case:
     __slots__ = (
         "_body",
         "_data",
+        "derived",
         "_has_chunks",
         "_files",
         "dir",
@@ -69,6 +70,9 @@ class Case:
     #: A recorded case counts only once a person has reviewed it (corpus/README.md).
     runnable: bool
     expected_sha256: str
+    #: Small facts other layers derive from ``data`` (the groups a run plans,
+    #: ``harness.projection``), kept so that planning never reads a case back.
+    derived: dict[str, Any]
 
     def __init__(self, id: str, dir: Path, data: dict[str, Any], body: bytes) -> None:
         self.id = id
@@ -77,6 +81,7 @@ class Case:
         self._body: bytes | None = body
         self._files: CaseFiles | None = None
         self._has_chunks: bool | None = None
+        self.derived = {}
         self._plan_with(data)
 
     @classmethod
@@ -88,6 +93,7 @@ class Case:
         case._data = case._body = None
         case._files = files
         case._has_chunks = has_chunks
+        case.derived = {}
         case._plan_with(data)
         return case
 

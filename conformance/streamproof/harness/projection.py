@@ -93,12 +93,58 @@ def _signal(status: Any, http_status: int) -> str | None:
 
 @dataclass(frozen=True)
 class _Alternative:
-    """One acceptable expectation, split into the groups it states."""
+    """One acceptable expectation, split into the groups it states.
 
-    expected: dict[str, Any]
+    The expectation itself is read from the case when a run judges it
+    (``expected``), not when a run is planned: planning a corpus never reads
+    its cases back. ``given`` is an expectation made in memory instead.
+    """
+
     stated: frozenset[str]
     exposed: frozenset[str]  # of stated, what the adapter exposes (status: see ``status_open``)
     status_open: bool  # expected complete: status compared once the reported status is known
+    case: Case | None = None
+    index: int = 0
+    given: dict[str, Any] | None = None
+
+    @property
+    def expected(self) -> dict[str, Any]:
+        if self.given is not None:
+            return self.given
+        assert self.case is not None
+        return self.case.alternatives[self.index]
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What planning reads of a case, taken from its files once (``Case.derived``)."""
+
+    stated: tuple[frozenset[str], ...]  # per alternative
+    statuses: tuple[Any, ...]  # per alternative: its expected status ("complete" if none)
+    fault: bool
+    status: int
+    json_unasked: bool  # a JSON body to a request that did not ask for a stream
+    streamed: bool  # the body is a stream the incremental check covers
+
+
+def _facts(case: Case) -> _Facts:
+    found = case.derived.get("plan")
+    if found is None:
+        data = case.data
+        alternatives = case.alternatives
+        found = _Facts(
+            stated=tuple(stated_groups(expected) for expected in alternatives),
+            statuses=tuple(expected.get("status", "complete") for expected in alternatives),
+            fault=data.get("fault") is not None,
+            status=int(data["response"]["status"]),
+            json_unasked=data["response"]["body"] == "response.json"
+            and not data["request"].get("stream"),
+            streamed=covers(
+                int(data["response"]["status"]), data["response"]["headers"], data["request"]
+            ),
+        )
+        case.derived["plan"] = found
+    return found
 
 
 @dataclass(frozen=True)
@@ -176,15 +222,13 @@ def choice_key_group(key: str, value: Any) -> str:
     return choice_field_capability(key, value) or key
 
 
-def _gap(case: Case, capabilities: frozenset[str], in_process: bool) -> str:
-    """The precondition that leaves ``case`` out for these capabilities (semantics §12.6)."""
-    if in_process and case.fault is not None:
+def _gap(facts: _Facts, capabilities: frozenset[str], in_process: bool) -> str:
+    """The precondition that leaves a case out for these capabilities (semantics §12.6)."""
+    if in_process and facts.fault:
         return "real-connection"
-    if case.status >= 400:
+    if facts.status >= 400:
         return "" if "http_error" in capabilities else "http_error"
-    data = case.data
-    asked_stream = bool(data["request"].get("stream"))
-    if data["response"]["body"] == "response.json" and not asked_stream:
+    if facts.json_unasked:
         return "" if "non_streaming" in capabilities else "non_streaming"
     return ""
 
@@ -203,28 +247,27 @@ def plan_groups(
     client had read).
     """
     caps = frozenset(capabilities)
-    alternatives = case.alternatives
+    facts = _facts(case)
     stated: set[str] = set()
-    for expected in alternatives:
-        stated |= stated_groups(expected)
+    for groups in facts.stated:
+        stated |= groups
     if "incremental" in case.requires:  # a case about incremental delivery states the check
         stated.add("deltas")
-    gap = _gap(case, caps, in_process)
+    gap = _gap(facts, caps, in_process)
     if gap:
         return GroupPlan(case, caps, gap, frozenset(stated), not_exposed=frozenset(stated))
     projected = []
-    for expected in alternatives:
-        groups = stated_groups(expected)
+    for index, (groups, status) in enumerate(zip(facts.stated, facts.statuses, strict=True)):
         exposed = {g for g in groups if g != "status" and _NEEDS[g] in caps}
         status_open = False
         if "status" in groups:
-            signal = _signal(expected.get("status", "complete"), case.status)
+            signal = _signal(status, facts.status)
             if signal is None:
                 status_open = True
             elif signal in caps:
                 exposed.add("status")
-        projected.append(_Alternative(expected, groups, frozenset(exposed), status_open))
-    streamed = in_process and covers(case.status, case.headers, case.request)
+        projected.append(_Alternative(groups, frozenset(exposed), status_open, case, index))
+    streamed = in_process and facts.streamed
     deltas = "incremental" in caps and (streamed or "deltas" in stated)
     compared: set[str] = set()
     for alt in projected:
@@ -359,7 +402,7 @@ def _judge_alternative(
     if "status" in compared and finish_error_tolerated(alt.expected, outcome):
         # semantics §12.5.4: the finish reason was the only error signal
         expected = _Alternative(
-            {**alt.expected, "status": "complete"}, alt.stated, alt.exposed, alt.status_open
+            alt.stated, alt.exposed, alt.status_open, given={**alt.expected, "status": "complete"}
         )
     for group in sorted(compared, key=GROUPS.index):
         found: list[Divergence] = []
