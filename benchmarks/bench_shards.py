@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -30,6 +29,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+# The same checkout on PYTHONPATH and the same private cache as the scaling benchmark.
+from bench_scale import Mismatch, _env  # noqa: E402
 
 # Runs one command and prints its own CPU time and exit status as JSON.
 _WRAPPER = """
@@ -39,19 +42,6 @@ usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"code": done.returncode, "cpu": usage.ru_utime + usage.ru_stime,
                   "stderr": done.stderr.decode("utf-8", "replace")[-300:]}))
 """
-
-
-class Mismatch(Exception):
-    pass
-
-
-def _env(cache: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT / "conformance"), *filter(None, [env.get("PYTHONPATH")])]
-    )
-    env["STREAMPROOF_CACHE_DIR"] = str(cache)
-    return env
 
 
 def _cpu(args: list[str], env: dict[str, str], folder: Path) -> float:
