@@ -1,13 +1,12 @@
-"""``streamproof run``: check the inputs, drive pytest, report, pick the exit status."""
+"""``streamproof run``: check the inputs, run the plan (through pytest for its reports),
+report, pick the exit status."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import signal
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, cast
@@ -40,10 +39,11 @@ from ..reporting.results import (
     write_json,
 )
 from ..reporting.terminal import print_summary
-from . import _closed_pipe
+from .direct import RunStopped, run_directly
 from .inputs import MAX_JOBS, MAX_TIMEOUT, check_run_inputs
 from .options import add_corpus_option
-from .pytest_session import RunInterrupted, RunOptions, plan_record, run_through_pytest
+from .run_options import RunInterrupted, RunOptions, plan_record
+from .run_signals import ClosedQuietly, terminate_interrupts
 from .selecting import add_selection_arguments, selection_of, shard_of, shard_share
 
 __all__ = ["DEFAULT_REPORT", "RunError", "add_arguments", "execute_run", "run"]
@@ -192,49 +192,6 @@ def _seed_options(args: argparse.Namespace, transports: list[str]) -> tuple[int 
     return seeds[0], seeds
 
 
-@contextlib.contextmanager
-def _terminate_interrupts(received: list[int]) -> Iterator[None]:
-    """SIGTERM takes Ctrl-C's path: it raises ``KeyboardInterrupt`` (and is noted)."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        received.append(signum)
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: signals cannot be handled here
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-class _ClosedQuietly(io.TextIOBase):
-    """Standard output that drops what it is given once its reader is gone (``| head -1``)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        super().__init__()
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            _closed_pipe()  # (points stdout at /dev/null)
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            _closed_pipe()
-
-    def fileno(self) -> int:
-        return self._stream.fileno()
-
-
 def execute_run(request: RunOptions) -> int:
     """Run, report and write the outputs, all together or none of them.
 
@@ -244,8 +201,8 @@ def execute_run(request: RunOptions) -> int:
     A closed standard output loses no output, nor the verdicts' exit status.
     """
     received: list[int] = []
-    quiet = cast(TextIO, _ClosedQuietly(sys.stdout))
-    with _terminate_interrupts(received), contextlib.redirect_stdout(quiet):
+    quiet = cast(TextIO, ClosedQuietly(sys.stdout))
+    with terminate_interrupts(received), contextlib.redirect_stdout(quiet):
         try:
             with held_open(request.trace):  # (opened by the probe, then by the session)
                 return _execute(request)
@@ -315,9 +272,7 @@ def _execute(request: RunOptions) -> int:
     try:
         with staged_together(outputs):
             process = probe if handed else None  # (taken over, as the corpus, not started again)
-            ran = run_through_pytest(
-                options, len(work), corpus=corpus, process=process, outputs=outputs
-            )
+            ran = _run_plan(options, work, corpus, process, outputs)
             results, summary, lines = _report(
                 options, ran, work, corpus, probe, outputs, waiting, drawn
             )
@@ -331,6 +286,25 @@ def _execute(request: RunOptions) -> int:
     if unscored and (request.shard or Shard(1, 1)).count == 1:
         raise RunError(unscored)
     return exit_status(results, request.fail_on)
+
+
+def _run_plan(
+    options: RunOptions,
+    work: list[Any],
+    corpus: Corpus,
+    process: AdapterProcess | None,
+    outputs: Batch,
+) -> tuple[list[Result], int, str]:
+    """Run the plan: through pytest when it writes the HTML report or JUnit XML
+    (pytest-html and pytest's own writer make them), else straight (``cli.direct``)."""
+    if options.html is None and options.junit is None:
+        try:
+            return run_directly(options, work, corpus=corpus, process=process, outputs=outputs)
+        except RunStopped as exc:
+            raise RunError(str(exc)) from None
+    from .pytest_session import run_through_pytest  # (pytest loads only for its reports)
+
+    return run_through_pytest(options, len(work), corpus=corpus, process=process, outputs=outputs)
 
 
 def _unfinished(request: RunOptions, outputs: Batch) -> str:

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
+from ..cli.engines import RunEngines
 from ..cli.handover import handed_over
 from ..corpus.cases import Case, CorpusError, load_corpus
 from ..harness.engine import Engine, Result, Verdict
 from ..harness.expectations import Expectations, load_expectations
 from ..harness.loader import AdapterError
 from ..harness.pool import EnginePool
-from ..harness.protocol import AdapterProcess, close_all
+from ..harness.protocol import close_all
 from ..harness.selection import KeywordError, Selection
 from ..harness.transports import (
     seed_words,
@@ -85,10 +86,19 @@ class StreamproofSession:
             raise pytest.UsageError("streamproof: --streamproof-jobs must be at least 1")
         self.results: list[Result] = []
         self.adapter_name = self.spec
-        self._engine: Engine | None = None  # the first (with --streamproof-jobs, of a pool)
-        self._pool: EnginePool | None = None
         self._order: list[tuple[Case, str]] = []  # the runs, in the order the items run
-        self._server: Any = None  # the replay server of --streamproof-http
+        self._engines = RunEngines(
+            self.spec,
+            self.corpus,
+            seed=self.seed,
+            seeds=self.seeds,
+            timeout=self.timeout,
+            expectations=self.expectations,
+            http=self.http,
+            trace=config.getoption("streamproof_trace"),
+            jobs=self.jobs,
+            process=self._process,
+        )
 
     def plan(self) -> list[tuple[Case, str]]:
         """The runs this session makes: the selection's, or its shard's share of them."""
@@ -99,40 +109,8 @@ class StreamproofSession:
 
     def engine(self) -> Engine | EnginePool:
         """What runs the items' cases: the engine, or the pool of ``--streamproof-jobs``."""
-        if self._engine is None:
-            self._engine = self._start_engine(self._process)
-            if self.jobs > 1:
-                engines = [self._engine]
-                try:
-                    while len(engines) < self.jobs:
-                        engines.append(self._start_engine(None))
-                except BaseException:  # (one that cannot start ends the session)
-                    for started in engines[1:]:
-                        started.close()
-                    raise
-                self._pool = EnginePool(engines, self._order)
-        return self._pool or self._engine
-
-    def _start_engine(self, process: AdapterProcess | None) -> Engine:
-        http = None
-        if self.http:
-            if self._server is None:
-                from ..live.serve import ReplayServer  # its library loads only when asked
-
-                self._server = ReplayServer(self.corpus, seed=self.seed)
-                self._server.start()
-            http = self._server.case_base_url
         try:
-            return Engine(
-                self.spec,
-                seed=self.seed,
-                seeds=self.seeds,
-                timeout=self.timeout,
-                expectations=self.expectations,
-                http=http,
-                trace=self.config.getoption("streamproof_trace"),
-                process=process,
-            )
+            return self._engines.get(self._order)
         except AdapterError as exc:
             pytest.exit(f"streamproof: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
         except OSError as exc:  # --streamproof-trace at a link, a folder, a missing folder
@@ -148,18 +126,8 @@ class StreamproofSession:
         self._stop()
 
     def _stop(self) -> None:
-        pool, self._pool = self._pool, None
-        engine, self._engine = self._engine, None
-        engines = pool.engines if pool is not None else [engine] if engine is not None else []
-        if pool is not None:
-            pool.close()
-        for each in engines:
-            each.close()  # (a second close of a pool's engine does nothing)
-            for fault in each.process.faults:  # between cases: no case's verdict
-                print(f"streamproof: adapter fault {fault}", file=sys.stderr)
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
+        for fault in self._engines.stop():  # between cases: no case's verdict
+            print(f"streamproof: adapter fault {fault}", file=sys.stderr)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -247,8 +215,8 @@ class StreamproofSession:
 
     def _html_extras(self, report: Any, result: Result) -> None:
         """What the HTML report shows of a run: the adapter's name, a failure's details."""
-        if self._engine is not None:
-            report.streamproof_adapter = self._engine.process.name
+        if self._engines.first is not None:
+            report.streamproof_adapter = self._engines.first.process.name
         if result.verdict in _FAILING:
             from pytest_html import extras
 
