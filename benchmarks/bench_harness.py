@@ -40,6 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_startup import ROOT, _extract  # the one way to get a base revision
+from bytecode import use_compiled_bytecode
 
 
 def _children() -> tuple[float, int]:
@@ -167,6 +168,7 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
     repeat = 1 if args.quick else args.repeat
     cases = ["generic/*"] if args.quick else []
     with tempfile.TemporaryDirectory(prefix="streamproof-bench-base-") as tmp:

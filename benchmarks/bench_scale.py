@@ -29,6 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bytecode import use_compiled_bytecode
+
 ROOT = Path(__file__).resolve().parent.parent
 COPIES = 10
 
@@ -118,6 +120,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="generic cases, whole, once")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
     repeat = 1 if args.quick else args.repeat
     extra = ["--case", "generic/*", "--transport", "whole"] if args.quick else []
     extra = extra or ["--transport", "all"]

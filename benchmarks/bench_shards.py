@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same checkout on PYTHONPATH and the same private cache as the scaling benchmark.
 from bench_scale import Mismatch, _env  # noqa: E402
+from bytecode import use_compiled_bytecode  # noqa: E402
 
 # Runs one command and prints its own CPU time and exit status as JSON.
 _WRAPPER = """
@@ -93,6 +94,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="generic cases, whole, once")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
     repeat = 1 if args.quick else args.repeat
     extra = ["--case", "generic/*", "--transport", "whole"] if args.quick else []
     extra = extra or ["--transport", "all"]

@@ -26,6 +26,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from bytecode import use_compiled_bytecode
+
 ROOT = Path(__file__).resolve().parent.parent
 HANDSHAKE = b'{"cmd": "start", "protocol": 1}\n'
 
@@ -110,6 +112,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="one round, no base revision")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
     repeat = 1 if args.quick else args.repeat
 
     with tempfile.TemporaryDirectory(prefix="streamproof-bench-") as tmp:

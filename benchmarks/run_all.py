@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bytecode import use_compiled_bytecode
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 README = HERE / "README.md"
@@ -305,6 +307,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per script")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a script failed")
     args = parser.parse_args()
+    use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
     quick = ["--quick"] if args.quick else []
     repeat = [] if args.quick else ["--repeat", str(args.repeat)]
     here = _env(ROOT / "conformance")
