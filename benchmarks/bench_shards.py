@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same checkout on PYTHONPATH and the same private cache as the scaling benchmark.
-from bench_scale import Mismatch, _env  # noqa: E402
+from bench_scale import Mismatch, _env, settle  # noqa: E402
 from bytecode import use_compiled_bytecode  # noqa: E402
 
 # Runs one command and prints its own CPU time and exit status as JSON.
@@ -102,6 +102,7 @@ def main() -> int:
         tmp = Path(name)
         env = _env(tmp / "cache")
         shutil.copytree(ROOT / "corpus", tmp / "corpus")
+        settle()
         try:
             _cpu(["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra], env, tmp)
             samples = [one_round(args.shards, extra, env, tmp) for _ in range(repeat)]

@@ -114,6 +114,37 @@ def test_stray_second_body_file(copy: Path) -> None:
     assert any("stray body file" in p for p in check_corpus(copy))
 
 
+@pytest.mark.parametrize("inside", [[], ["response.sse"], ["notes/"]])
+def test_a_case_folder_without_case_json_is_named(copy: Path, inside: list[str]) -> None:
+    folder = copy / "cases/generic/zz-no-case-json"
+    folder.mkdir()
+    for name in inside:
+        (folder / name.rstrip("/")).mkdir() if name.endswith("/") else (folder / name).touch()
+    with pytest.raises(CorpusError) as info:
+        load_corpus(copy)
+    assert info.value.problems == [f"{folder}: case folder without case.json"]
+
+
+def test_a_load_reads_each_file_it_digests_once_and_lists_the_tree_once(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamproof.corpus import cases, gate
+
+    listed, read = [], []
+    real_tree, real_read = gate.tree, gate.read_file
+    monkeypatch.setattr(cases, "tree", lambda root: listed.append(root) or real_tree(root))
+    monkeypatch.setattr(
+        cases, "walk", lambda root: listed.append(root) or [n for n, _ in real_tree(root)[0]]
+    )
+    monkeypatch.setattr(
+        cases, "read_file", lambda path, *a: read.append(str(path)) or real_read(path, *a)
+    )
+    corpus = load_corpus(copy)
+    assert len(listed) == 1
+    assert len(read) == len(set(read))
+    assert corpus.sha256 == cases.tree_digest(cases.file_digests(copy))
+
+
 def test_unreviewed_recorded_case_is_listed_but_not_runnable(copy: Path) -> None:
     edit(
         copy / "cases/generic/finish-without-done/case.json",

@@ -150,20 +150,20 @@ def test_run_loads_the_corpus_and_starts_the_adapter_once(
     from streamproof.cli import main
     from streamproof.harness.protocol import AdapterProcess
 
-    scans: list[Path] = []
-    real_scan = cases_module.scan
+    scans: list[Path] = []  # each load lists the corpus once, from the cache or not
+    real_tree = cases_module.tree
     starts: list[str] = []
     real_start = AdapterProcess.start
 
-    def scan(root: Path, seen: Any = None) -> Any:
+    def tree(root: Path) -> Any:
         scans.append(root)
-        return real_scan(root, seen)
+        return real_tree(root)
 
     def start(self: AdapterProcess) -> None:
         starts.append(self.spec)
         real_start(self)
 
-    monkeypatch.setattr(cases_module, "scan", scan)
+    monkeypatch.setattr(cases_module, "tree", tree)
     monkeypatch.setattr(AdapterProcess, "start", start)
     code = main(["run", "--case", CASE, "--transport", "whole,lines", "--no-html", "-q"])
     assert code == 0

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         print(f"{len(problems)} problem(s) in {root}", file=sys.stderr)
         return 2
-    corpus = load_corpus(root)
+    corpus = load_corpus(root, cached=False)  # (every byte read, as the checks did)
     for case in awaiting_review(corpus.cases):
         print(terminal_safe(f"{case.id}: recorded, awaits review (streamproof review {case.id})"))
     ok = f"ok: {len(corpus.cases)} cases, corpus {corpus.version} (sha256 {corpus.sha256})"

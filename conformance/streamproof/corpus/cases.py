@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,6 +22,7 @@ from ..errors import CorpusError
 from ..resources import data_path
 from .entry import Case, CaseFiles, expectation_digest
 from .checked import schema_problem
+from .load_cache import Listing, cached_load, keep_load, now_ns
 from .gate import (
     Digests,
     UnsafeFile,
@@ -29,6 +31,7 @@ from .gate import (
     read_file,
     read_json,
     read_text,
+    tree,
     walk,
 )
 
@@ -57,18 +60,21 @@ def default_root() -> Path:
     return data_path("corpus")
 
 
-def file_digests(root: Path, known: Digests | None = None) -> dict[str, str]:
+def file_digests(
+    root: Path, known: Digests | None = None, files: list[str] | None = None
+) -> dict[str, str]:
     """sha256 of every corpus file but ``manifest.json``, by POSIX relative path.
 
     The files are listed and read through ``corpus.gate``, as the loader reads
     them: a link or a special file anywhere is a ``CorpusError``, never a file
     that is loaded but not digested. A file in ``known`` (a load's digests)
-    is not read again.
+    is not read again. ``files``: the load's own listing of the tree (``gate.tree``),
+    taken before it read a file, rather than a second one.
     """
     digests = {}
     known = known or {}
     try:
-        for rel in walk(root):
+        for rel in walk(root) if files is None else files:
             if rel != "manifest.json":
                 path = os.path.join(root, rel)
                 digest = known.get(path)
@@ -117,11 +123,13 @@ def tree_digest(digests: dict[str, str]) -> str:
 
 
 def load_case(
-    case_json: Path, root: Path, seen: Digests | None = None
+    case_json: Path, root: Path, seen: Digests | None = None, present: set[str] | None = None
 ) -> tuple[Case | None, list[str]]:
     """Load one case; return it (or ``None``) and its problems.
 
     With ``seen``, the digest of every file read is kept there (``read_file``).
+    ``present``: every file of the corpus by its path from ``root`` (``gate.tree``),
+    read instead of asking the file system about each file a case may have.
     """
     seen = {} if seen is None else seen
 
@@ -141,7 +149,8 @@ def load_case(
         problem = "nested too deep to check"
     if problem:
         return None, [f"{name()}: {problem}"]
-    folder_id = case_json.parent.relative_to(root / "cases").as_posix()
+    folder_rel = case_json.parent.relative_to(root).as_posix()
+    folder_id = folder_rel.removeprefix("cases/")
     problems = [f"{name()}: {found}" for found in header_problems(data["response"]["headers"])]
     problems += [f"{name()}: {found}" for found in _float_integers(data)]
     if data["id"] != folder_id:
@@ -154,13 +163,20 @@ def load_case(
     except UnsafeFile as exc:
         return None, [*problems, str(exc)]
     chunks_path = case_json.parent / "chunks.json"
-    has_chunks = chunks_path.exists()
-    chunks_problem = _check_chunks(chunks_path, root, len(body), seen)
-    if chunks_problem:
-        problems.append(f"{_shown(chunks_path, root)}: {chunks_problem}")
+
+    def exists(name: str) -> bool:  # a file of the case's folder
+        if present is None:
+            return (case_json.parent / name).exists()
+        return f"{folder_rel}/{name}" in present
+
+    has_chunks = exists("chunks.json")
+    if has_chunks or present is None:  # (a link there was refused by the listing)
+        chunks_problem = _check_chunks(chunks_path, root, len(body), seen)
+        if chunks_problem:
+            problems.append(f"{_shown(chunks_path, root)}: {chunks_problem}")
     others = {"response.sse", "response.json", "response.body"} - {body_path.name}
     for other in sorted(others):
-        if (case_json.parent / other).exists():
+        if exists(other):
             problems.append(f"{name()}: stray body file {other!r} beside {body_path.name!r}")
     digest = seen[str(case_json)]
     files = CaseFiles(
@@ -178,7 +194,7 @@ def header_problems(headers: dict[str, Any]) -> list[str]:
     return [
         f"header {name!r} has a control character in its value {value!r}"
         for name, value in headers.items()
-        if isinstance(value, str) and any(_is_control(ch) for ch in value)
+        if isinstance(value, str) and _CONTROL.search(value)
     ]
 
 
@@ -196,8 +212,8 @@ def _float_integers(data: dict[str, Any]) -> list[str]:
     ]
 
 
-def _is_control(ch: str) -> bool:
-    return (ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F
+# A control character, but the tab a field value may hold.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _check_chunks(path: Path, root: Path, body_size: int, seen: Digests | None) -> str | None:
@@ -236,31 +252,52 @@ def scan(root: Path, seen: Digests | None = None) -> tuple[str, list[Case], list
 
     With ``seen``, the digest of every file read is kept there (``read_file``).
     """
+    found = _scan(root, seen)
+    return found.version, found.cases, found.problems
+
+
+@dataclass
+class _Scanned:
+    """What ``_scan`` found: ``scan``'s three, the listing it read the cases by, and
+    with ``cached`` the corpus digest when the cases came from the cache."""
+
+    version: str
+    cases: list[Case]
+    problems: list[str]
+    listing: Listing = field(default_factory=list)
+    digest: str | None = None
+
+
+def _scan(root: Path, seen: Digests | None, *, cached: bool = False) -> _Scanned:
+    """``scan``; with ``cached``, the cases of an unchanged listing from ``load_cache``."""
     if not (root / "cases").is_dir():
-        return "", [], [f"{_shown(root, root)}: not a corpus (no cases/ folder)"]
+        return _Scanned("", [], [f"{_shown(root, root)}: not a corpus (no cases/ folder)"])
     try:
-        walk(root)  # a link or a special file anywhere stops the load
+        listing, folders = tree(root)  # a link or a special file anywhere stops the load
+        if cached and (hit := cached_load(root, listing)) is not None:
+            return _Scanned(hit[0], hit[1], [], listing, hit[2])
         version = read_text(root / "VERSION", root, seen).strip()
     except OSError:
-        return "", [], [f"{_shown(root / 'VERSION', root)}: missing"]
+        return _Scanned("", [], [f"{_shown(root / 'VERSION', root)}: missing"])
     except UnsafeFile as exc:
-        return "", [], [str(exc)]
+        return _Scanned("", [], [str(exc)])
     cases: list[Case] = []
     problems = _format_problems(root, seen)
-    for folder in sorted((root / "cases").glob("*/*")):
-        if not folder.is_dir():
+    present = {name for name, _ in listing}
+    for rel in folders:  # cases/PROVIDER/CASE, in the order of their parts
+        if not rel.startswith("cases/") or rel.count("/") != 2:
             continue
-        case_json = folder / "case.json"
-        if not case_json.exists():
+        folder = root / rel
+        if f"{rel}/case.json" not in present:
             problems.append(f"{_shown(folder, root)}: case folder without case.json")
             continue
-        case, found = load_case(case_json, root, seen)
+        case, found = load_case(folder / "case.json", root, seen, present)
         problems.extend(found)
         if case is not None:
             cases.append(case)
     if not cases and not problems:
         problems.append(f"{_shown(root, root)}: the corpus has no cases")
-    return version, cases, problems
+    return _Scanned(version, cases, problems, listing)
 
 
 #: The corpus format this streamproof reads (corpus/README.md, "Corpus format").
@@ -284,16 +321,26 @@ def _format_problems(root: Path, seen: Digests | None) -> list[str]:
     return []
 
 
-def load_corpus(root: Path | None = None) -> Corpus:
-    """Load and schema-check every case; raise ``CorpusError`` on any problem."""
+def load_corpus(root: Path | None = None, *, cached: bool = True) -> Corpus:
+    """Load and schema-check every case; raise ``CorpusError`` on any problem.
+
+    A corpus whose listing is the very one a clean load kept (``load_cache``)
+    is taken from the cache without reading a file, unless not ``cached``.
+    """
     root = (root or default_root()).resolve()
     seen: Digests = {}
-    version, cases, problems = scan(root, seen)
-    if problems:
-        raise CorpusError(problems)
-    # Taken now, of the bytes the load read (each file once): the digest
-    # names the corpus the run uses even if the folder changes later.
-    return Corpus(root, version, cases, tree_digest(file_digests(root, seen)))
+    began = now_ns()
+    found = _scan(root, seen, cached=cached)
+    if found.problems:
+        raise CorpusError(found.problems)
+    digest = found.digest
+    if digest is None:
+        # Taken now, of the bytes the load read (each file once): the digest
+        # names the corpus the run uses even if the folder changes later.
+        files = [name for name, _ in found.listing]
+        digest = tree_digest(file_digests(root, seen, files))
+        keep_load(root, found.listing, began, found.version, found.cases, digest)
+    return Corpus(root, found.version, found.cases, digest)
 
 
 def _shown(path: Path, root: Path) -> str:

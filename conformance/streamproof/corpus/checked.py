@@ -30,7 +30,7 @@ from ..atomic import write_atomic
 from ..resources import data_path
 from .schemas import schema_errors
 
-__all__ = ["cache_file", "outcome_text", "schema_problem"]
+__all__ = ["cache_file", "cache_folder", "outcome_text", "schema_problem", "schemas_digest"]
 
 #: At most this many digests are kept on disk (about 6.5 MB); the newest stay.
 MAX_KEPT = 100_000
@@ -41,15 +41,16 @@ _added: list[str] = []
 
 
 @cache
-def _schemas_digest() -> str:
+def schemas_digest() -> str:
+    """sha256 of every shipped schema, by name."""
     digest = hashlib.sha256()
     for path in sorted(data_path("schemas").glob("*.schema.json")):
         digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def cache_file() -> Path | None:
-    """Where the digests of valid texts are kept, or ``None`` for memory only."""
+def cache_folder() -> Path | None:
+    """The user's streamproof cache folder, or ``None`` when caches are off."""
     folder = os.environ.get("STREAMPROOF_CACHE_DIR")
     if folder == "off":
         return None
@@ -57,7 +58,13 @@ def cache_file() -> Path | None:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = Path(xdg) if xdg else Path.home() / ".cache"
         folder = str(base / "streamproof")
-    return Path(folder) / f"schema-checks-{_schemas_digest()[:16]}.txt"
+    return Path(folder)
+
+
+def cache_file() -> Path | None:
+    """Where the digests of valid texts are kept, or ``None`` for memory only."""
+    folder = cache_folder()
+    return None if folder is None else folder / f"schema-checks-{schemas_digest()[:16]}.txt"
 
 
 def _known() -> set[str]:

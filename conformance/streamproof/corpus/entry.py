@@ -97,6 +97,41 @@ class Case:
         case._plan_with(data)
         return case
 
+    @classmethod
+    def from_facts(
+        cls,
+        files: CaseFiles,
+        *,
+        has_chunks: bool,
+        id: str,
+        provider: str,
+        severity: str,
+        requires: frozenset[str],
+        runnable: bool,
+        expected_sha256: str,
+    ) -> Case:
+        """A case of a loaded corpus made from what an earlier load found of the very
+        same files (``corpus.load_cache``); ``data`` is read when asked for."""
+        case = cls.__new__(cls)
+        case.id = id
+        case.dir = files.folder
+        case._data = case._body = None
+        case._files = files
+        case._has_chunks = has_chunks
+        case.derived = {}
+        case.provider = _shared(provider)
+        case.severity = _shared(severity)
+        case.requires = _shared(requires)
+        case.runnable = runnable
+        case.expected_sha256 = expected_sha256
+        return case
+
+    @property
+    def files(self) -> CaseFiles | None:
+        """The files a loaded case reads back, with the sha256 the load kept; ``None``
+        for a case built in memory."""
+        return self._files
+
     def _plan_with(self, data: dict[str, Any]) -> None:
         self.provider = _shared(str(data["provider"]))
         self.severity = _shared(str(data["severity"]))

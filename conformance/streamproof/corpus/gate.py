@@ -33,6 +33,7 @@ __all__ = [
     "read_file",
     "read_json",
     "read_text",
+    "tree",
     "walk",
 ]
 
@@ -114,7 +115,7 @@ def _check_folders(path: Path | str, root: Path | None) -> None:
     if root is None:
         return
     top, folder = os.fspath(root), os.path.dirname(os.fspath(path))
-    if os.path.commonpath((top, folder)) != top:
+    if folder != top and not folder.startswith(top.rstrip(os.sep) + os.sep):
         raise UnsafeFile(f"{path}: outside the corpus {root}")
     while len(folder) > len(top):  # string work: this runs for every file read
         kind = _kind(os.lstat(folder).st_mode)
@@ -265,7 +266,17 @@ def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> li
     """Every file under ``root``, as its path from ``root`` with ``/`` between the
     parts, in the order of those parts; ``UnsafeFile`` for the first entry that is
     not a regular file or a real folder. Folders named in ``skip`` are left out."""
-    files: list[str] = []
+    return [name for name, _ in tree(root, skip=skip)[0]]
+
+
+def tree(
+    root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})
+) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
+    """``walk``'s files, each with its ``lstat``, and every folder under ``root``
+    named the same way (both in ``walk``'s order): one listing of the tree that a
+    load reads instead of asking about each path."""
+    files: list[tuple[str, os.stat_result]] = []
+    folders: list[str] = []
     top = os.fspath(root)
     pending = [top]
     while pending:
@@ -276,6 +287,7 @@ def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> li
                 if stat.S_ISDIR(info.st_mode):
                     if entry.name not in skip:
                         pending.append(entry.path)
+                        folders.append(entry.path[len(top) + 1 :].replace(os.sep, "/"))
                     continue
                 kind = _kind(info.st_mode)
                 if kind is not None:
@@ -283,6 +295,11 @@ def walk(root: Path, *, skip: frozenset[str] = frozenset({"__pycache__"})) -> li
                 linked = _hard_link(entry.path, info)
                 if linked is not None:
                     raise linked
-                files.append(entry.path[len(top) + 1 :].replace(os.sep, "/"))
-    files.sort(key=lambda name: name.split("/"))
-    return files
+                files.append((entry.path[len(top) + 1 :].replace(os.sep, "/"), info))
+    files.sort(key=lambda pair: _parts(pair[0]))
+    folders.sort(key=_parts)
+    return files, folders
+
+
+def _parts(name: str) -> list[str]:
+    return name.split("/")
