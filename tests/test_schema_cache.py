@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,41 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("STREAMPROOF_CACHE_DIR", str(folder))
     monkeypatch.setattr(checked, "_valid", None)
     monkeypatch.setattr(checked, "_added", [])
+    # Without the shipped corpus's checks (schemas/checked-corpus.txt), tested on their own.
+    monkeypatch.setattr(checked, "_shipped", set)
     return folder
+
+
+def test_the_shipped_checks_are_current() -> None:
+    script = Path(__file__).parent.parent / "scripts" / "checked-corpus"
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_new_machine_checks_no_shipped_case_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMPROOF_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(checked, "_valid", None)
+    monkeypatch.setattr(checked, "_added", [])
+    calls = _counting(monkeypatch)
+    corpus = load_corpus(data_path("corpus"), cached=False)
+    assert calls == []
+    assert len(corpus.cases) > 400
+
+
+def test_shipped_checks_made_with_other_schemas_count_for_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STREAMPROOF_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(checked, "_valid", None)
+    monkeypatch.setattr(checked, "_added", [])
+    monkeypatch.setattr(checked, "shipped_header", lambda: "schemas " + "0" * 64)
+    calls = _counting(monkeypatch)
+    load_corpus(_one_case_corpus(tmp_path), cached=False)
+    assert calls == ["case"]
 
 
 def _one_case_corpus(tmp_path: Path) -> Path:

@@ -7,6 +7,12 @@ actually read from a case file, or an outcome in canonical JSON), never by
 what a manifest claims. Only passing checks are remembered; a failing one
 is checked again, so its message is always today's.
 
+The texts of the shipped corpus come checked: ``schemas/checked-corpus.txt``
+lists the digest of each of its case files, made by ``scripts/checked-corpus``
+and taken only while its first line names these very schemas (a test holds it
+current), so that the first load on a new machine (each job of a CI matrix)
+does not check 500 cases again.
+
 The digests of valid texts are kept for the process and, between processes
 (a run's own load and its pytest session, xdist workers, the next run), in
 ``streamproof/schema-checks-<schemas digest>.txt`` under the user's cache
@@ -30,7 +36,16 @@ from ..atomic import write_atomic
 from ..resources import data_path
 from .schemas import schema_errors
 
-__all__ = ["cache_file", "cache_folder", "outcome_text", "schema_problem", "schemas_digest"]
+__all__ = [
+    "SHIPPED",
+    "cache_file",
+    "cache_folder",
+    "check_key",
+    "outcome_text",
+    "schema_problem",
+    "schemas_digest",
+    "shipped_header",
+]
 
 #: At most this many digests are kept on disk (about 6.5 MB); the newest stay.
 MAX_KEPT = 100_000
@@ -67,10 +82,35 @@ def cache_file() -> Path | None:
     return None if folder is None else folder / f"schema-checks-{schemas_digest()[:16]}.txt"
 
 
+#: The digests of the shipped corpus's case texts, in ``schemas/``.
+SHIPPED = "checked-corpus.txt"
+
+
+def check_key(name: str, text: str) -> str:
+    """What a check of ``text`` against schema ``name`` is remembered by."""
+    return hashlib.sha256(f"{name}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def shipped_header() -> str:
+    """The first line of ``schemas/checked-corpus.txt`` made with these schemas."""
+    return f"schemas {schemas_digest()}"
+
+
+def _shipped() -> set[str]:
+    """The digests ``schemas/checked-corpus.txt`` lists, if made with these schemas."""
+    try:
+        lines = (data_path("schemas") / SHIPPED).read_text(encoding="ascii").splitlines()
+    except (OSError, ValueError):
+        return set()
+    if not lines or lines[0] != shipped_header():
+        return set()
+    return {line for line in lines[1:] if len(line) == 64}
+
+
 def _known() -> set[str]:
     global _valid
     if _valid is None:
-        _valid = set()
+        _valid = _shipped()
         path = cache_file()
         if path is not None:
             try:
@@ -93,7 +133,7 @@ def schema_problem(name: str, instance: Any, text: str) -> str | None:
 
     A text found valid before is not checked again.
     """
-    key = hashlib.sha256(f"{name}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    key = check_key(name, text)
     with _lock:
         if key in _known():
             return None
