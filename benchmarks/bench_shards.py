@@ -11,9 +11,11 @@ shards together over the whole run, and the same with the merge added. The
 merged results must equal the whole run's but for the timings, or the script
 prints DATA MISMATCH and exits 1.
 
-    python benchmarks/bench_shards.py [--shards N] [--repeat N] [--quick] [--json FILE]
+    python benchmarks/bench_shards.py [--shards N] [--repeat N] [--quick] [--cold] [--json FILE]
 
-``--quick`` runs the ``generic`` cases under ``whole`` only, once.
+``--quick`` runs the ``generic`` cases under ``whole`` only, once. ``--cold``
+runs every command with an empty cache folder of its own, as each job of a
+CI matrix starts (the bytecode stays compiled, as an installer leaves it).
 """
 
 from __future__ import annotations
@@ -73,15 +75,24 @@ def _but_timings(path: Path) -> Any:
     return document
 
 
-def one_round(shards: int, extra: list[str], env: dict[str, str], tmp: Path) -> dict[str, float]:
+def one_round(
+    shards: int, extra: list[str], env: dict[str, str], tmp: Path, cold: bool = False
+) -> dict[str, float]:
     run = ["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra]
-    whole = _cpu([*run, "--json", "whole.json"], env, tmp)
+    fresh = iter(range(10**6))
+
+    def env_of() -> dict[str, str]:  # --cold: an empty cache folder, as each CI job has
+        if not cold:
+            return env
+        return {**env, "STREAMPROOF_CACHE_DIR": str(tmp / f"cold-{next(fresh)}")}
+
+    whole = _cpu([*run, "--json", "whole.json"], env_of(), tmp)
     files = [f"s{k}.json" for k in range(1, shards + 1)]
     parts = [
-        _cpu([*run, "--shard", f"{k}/{shards}", "--json", name], env, tmp)
+        _cpu([*run, "--shard", f"{k}/{shards}", "--json", name], env_of(), tmp)
         for k, name in enumerate(files, 1)
     ]
-    merge = _cpu(["merge", *files, "--corpus", "corpus", "--json", "merged.json"], env, tmp)
+    merge = _cpu(["merge", *files, "--corpus", "corpus", "--json", "merged.json"], env_of(), tmp)
     if _but_timings(tmp / "merged.json") != _but_timings(tmp / "whole.json"):
         raise Mismatch("the merged results differ from the whole run's")
     return {"whole": whole, "shards": sum(parts), "merge": merge, "largest_shard": max(parts)}
@@ -92,6 +103,9 @@ def main() -> int:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="generic cases, whole, once")
+    parser.add_argument(
+        "--cold", action="store_true", help="every command with an empty cache folder"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
@@ -105,7 +119,7 @@ def main() -> int:
         settle()
         try:
             _cpu(["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra], env, tmp)
-            samples = [one_round(args.shards, extra, env, tmp) for _ in range(repeat)]
+            samples = [one_round(args.shards, extra, env, tmp, args.cold) for _ in range(repeat)]
         except Mismatch as exc:
             print(f"DATA MISMATCH: {exc}")
             return 1
@@ -113,6 +127,7 @@ def main() -> int:
     figures = {
         "repeat": repeat,
         "shards": args.shards,
+        "cold": args.cold,
         "medians": med,
         "shards_over_whole": med["shards"] / med["whole"],
         "with_merge_over_whole": (med["shards"] + med["merge"]) / med["whole"],
