@@ -31,7 +31,9 @@ OUTPUTS = {
 CASES = ("generic/*", "openai/*")
 
 
-def _start(folder: Path) -> tuple[subprocess.Popen[str], Path]:
+def _start(folder: Path, through_pytest: bool = True) -> tuple[subprocess.Popen[str], Path]:
+    """A run writing every output (through pytest, which writes the HTML report and
+    JUnit), or every output but those two (straight, cli/direct.py)."""
     mark = folder / "mark.txt"
     (folder / "out").mkdir()  # outputs go into an existing folder (checked before the run)
     command = [sys.executable, "-m", "streamproof", "run", "--adapter", str(ADAPTERS / "slow.py")]
@@ -39,7 +41,10 @@ def _start(folder: Path) -> tuple[subprocess.Popen[str], Path]:
     for glob in CASES:
         command += ["--case", glob]
     for option, name in OUTPUTS.items():
-        command += [option, str(folder / "out" / name)]
+        if through_pytest or option not in ("--html", "--junit"):
+            command += [option, str(folder / "out" / name)]
+    if not through_pytest:
+        command += ["--no-html"]
     env = {**os.environ, "STREAMPROOF_TEST_MARK": str(mark)}
     proc = subprocess.Popen(
         command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -58,11 +63,14 @@ def _wait_for_case_runs(proc: subprocess.Popen[str], mark: Path, count: int) -> 
     pytest.fail("the adapter never got through its first cases")
 
 
+@pytest.mark.parametrize("through_pytest", [True, False], ids=["pytest", "direct"])
 @pytest.mark.parametrize(
     ("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
 )
-def test_an_interrupted_run_writes_no_output(tmp_path: Path, signum: int, status: int) -> None:
-    proc, mark = _start(tmp_path)
+def test_an_interrupted_run_writes_no_output(
+    tmp_path: Path, signum: int, status: int, through_pytest: bool
+) -> None:
+    proc, mark = _start(tmp_path, through_pytest)
     try:
         _wait_for_case_runs(proc, mark, 3)
         proc.send_signal(signum)

@@ -46,7 +46,8 @@ __all__ = [
 ]
 
 ADVERSARIES = ("escapes", "own-group", "gil", "deaf")
-COMMANDS = ("run", "check-adapter", "fuzz", "scaling", "plugin")
+# run-direct: a run that writes no pytest report, which runs without pytest (cli/direct.py).
+COMMANDS = ("run", "run-direct", "check-adapter", "fuzz", "scaling", "plugin")
 ENDINGS = ("end", "crash", "timeout", "SIGINT", "SIGTERM", "SIGKILL")
 
 # How long a command gets to end by itself, and its helpers to be gone after.
@@ -200,10 +201,11 @@ def write_adversary(folder: Path, adversary: str, ending: str) -> str:
 def _argv(command: str, spec: str, ending: str, folder: Path) -> list[str]:
     timeout = "3" if ending == "timeout" else "600"
     cli = [sys.executable, "-m", "streamproof"]
-    if command == "run":
+    if command in ("run", "run-direct"):
         return [
             *cli, "run", "--adapter", spec, "--case", CASE, "--transport", "whole",
             "--timeout", timeout, "--json", str(folder / "out.json"),
+            *(["--no-html"] if command == "run-direct" else []),
         ]  # fmt: skip
     if command == "check-adapter":
         return [*cli, "check-adapter", spec, "--timeout", timeout]

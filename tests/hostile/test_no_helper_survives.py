@@ -29,6 +29,8 @@ pytestmark = [
 REDUCED = [
     *[(adversary, "run", "SIGKILL") for adversary in ADVERSARIES],
     *[("escapes", "run", ending) for ending in ("end", "crash", "timeout", "SIGINT", "SIGTERM")],
+    *[("escapes", "run-direct", ending) for ending in ("end", "crash", "timeout", "SIGTERM")],
+    ("gil", "run-direct", "SIGINT"),
     ("deaf", "check-adapter", "SIGTERM"),
     ("gil", "fuzz", "SIGTERM"),
     ("own-group", "scaling", "SIGKILL"),
