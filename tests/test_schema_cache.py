@@ -19,15 +19,20 @@ CASE = "generic/finish-without-done"
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh cache folder and an empty in-process memory."""
+def new_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh cache folder and an empty in-process memory, as on a new machine."""
     folder = tmp_path / "cache"
     monkeypatch.setenv("STREAMPROOF_CACHE_DIR", str(folder))
     monkeypatch.setattr(checked, "_valid", None)
     monkeypatch.setattr(checked, "_added", [])
-    # Without the shipped corpus's checks (schemas/checked-corpus.txt), tested on their own.
-    monkeypatch.setattr(checked, "_shipped", set)
     return folder
+
+
+@pytest.fixture
+def cache(new_machine: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``new_machine`` without the shipped corpus's checks (tested on their own below)."""
+    monkeypatch.setattr(checked, "_shipped", set)
+    return new_machine
 
 
 def test_the_shipped_checks_are_current() -> None:
@@ -39,11 +44,8 @@ def test_the_shipped_checks_are_current() -> None:
 
 
 def test_a_new_machine_checks_no_shipped_case_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    new_machine: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("STREAMPROOF_CACHE_DIR", str(tmp_path / "empty"))
-    monkeypatch.setattr(checked, "_valid", None)
-    monkeypatch.setattr(checked, "_added", [])
     calls = _counting(monkeypatch)
     corpus = load_corpus(data_path("corpus"), cached=False)
     assert calls == []
@@ -51,11 +53,8 @@ def test_a_new_machine_checks_no_shipped_case_again(
 
 
 def test_shipped_checks_made_with_other_schemas_count_for_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    new_machine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("STREAMPROOF_CACHE_DIR", str(tmp_path / "empty"))
-    monkeypatch.setattr(checked, "_valid", None)
-    monkeypatch.setattr(checked, "_added", [])
     monkeypatch.setattr(checked, "shipped_header", lambda: "schemas " + "0" * 64)
     calls = _counting(monkeypatch)
     load_corpus(_one_case_corpus(tmp_path), cached=False)
