@@ -102,10 +102,10 @@ def build(source: Path, target: Path, copies: int, env: dict[str, str]) -> int:
     return count
 
 
-def run(corpus: Path, extra: list[str], env: dict[str, str], folder: Path) -> dict[str, Any]:
-    out = folder / f"results-{corpus.name}.json"
-    argv = [sys.executable, "-m", "streamproof", "run", "--corpus", str(corpus)]
-    argv += ["--seed", "1", "--no-html", "-q", "--json", str(out), *extra]
+def measure(args: list[str], env: dict[str, str], folder: Path, what: str) -> dict[str, Any]:
+    """CPU, wall time and peak RSS of ``streamproof ARGS`` run in ``folder``, inside the
+    wrapper (``Mismatch``, naming ``what``, unless it exits 0)."""
+    argv = [sys.executable, "-m", "streamproof", *args]
     done = subprocess.run(
         [sys.executable, "-c", _WRAPPER, *argv],
         env=env,
@@ -118,7 +118,14 @@ def run(corpus: Path, extra: list[str], env: dict[str, str], folder: Path) -> di
         raise Mismatch(f"the wrapper failed: {done.stderr.strip()[-300:]}")
     figures: dict[str, Any] = json.loads(done.stdout)
     if figures["code"] != 0:
-        raise Mismatch(f"run on {corpus.name} exited {figures['code']}: {figures['stderr']}")
+        raise Mismatch(f"{what} exited {figures['code']}: {figures['stderr']}")
+    return figures
+
+
+def run(corpus: Path, extra: list[str], env: dict[str, str], folder: Path) -> dict[str, Any]:
+    out = folder / f"results-{corpus.name}.json"
+    args = ["run", "--corpus", str(corpus), "--seed", "1", "--no-html", "-q"]
+    figures = measure([*args, "--json", str(out), *extra], env, folder, f"run on {corpus.name}")
     figures["runs"] = len(json.loads(out.read_text(encoding="utf-8"))["results"])
     out.unlink()
     return figures

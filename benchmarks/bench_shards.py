@@ -4,8 +4,8 @@ Runs ``streamproof run --transport all --seed 1 --no-html --json`` over a
 copy of the shipped corpus (taken once, so that every command sees the same
 corpus) once whole, then as ``--shard K/N`` for every K (one after
 another, as N machines of a CI matrix would each run one), and
-``streamproof merge`` over the N results files. Each command runs inside a
-small wrapper process so that its CPU time (user + system, the command and
+``streamproof merge`` over the N results files. Each command runs inside the
+small wrapper process of ``bench_scale.py`` so that its CPU time (user + system, the command and
 its adapter worker) is its own. The figures are ratios of CPU time: the N
 shards together over the whole run, and the same with the merge added. The
 merged results must equal the whole run's but for the timings, or the script
@@ -24,7 +24,6 @@ import argparse
 import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -34,36 +33,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same checkout on PYTHONPATH and the same private cache as the scaling benchmark.
-from bench_scale import Mismatch, _env, settle  # noqa: E402
+from bench_scale import Mismatch, _env, measure, settle  # noqa: E402
 from bytecode import use_compiled_bytecode  # noqa: E402
-
-# Runs one command and prints its own CPU time and exit status as JSON.
-_WRAPPER = """
-import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"code": done.returncode, "cpu": usage.ru_utime + usage.ru_stime,
-                  "stderr": done.stderr.decode("utf-8", "replace")[-300:]}))
-"""
 
 
 def _cpu(args: list[str], env: dict[str, str], folder: Path) -> float:
     """CPU seconds of ``streamproof ARGS`` (``Mismatch`` unless it exits 0)."""
-    argv = [sys.executable, "-m", "streamproof", *args]
-    done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, *argv],
-        env=env,
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise Mismatch(f"the wrapper failed: {done.stderr.strip()[-300:]}")
-    figures = json.loads(done.stdout)
-    if figures["code"] != 0:
-        raise Mismatch(f"{args[0]} exited {figures['code']}: {figures['stderr']}")
-    return float(figures["cpu"])
+    return float(measure(args, env, folder, args[0])["cpu"])
 
 
 def _but_timings(path: Path) -> Any:
