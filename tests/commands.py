@@ -1,8 +1,10 @@
-"""Running the ``streamproof`` command as a user would, and the JSON files it reads and writes."""
+"""Running the ``streamproof`` command as a user would, the JSON files it reads and writes,
+and the small corpora tests run it on."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +49,19 @@ def load(path: Path) -> Any:
 def dump(data: Any, path: Path) -> Path:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     return path
+
+
+def small_corpus(root: Path, first: dict[str, int]) -> Path:
+    """A corpus at ``root`` holding the first N cases (by folder name) of each provider of
+    the shipped one that ``first`` names, with its VERSION, FORMAT and manifest."""
+    from streamproof.corpus import default_root
+    from streamproof.corpus.validate import write_manifest
+
+    shipped = default_root()
+    for provider, count in first.items():
+        for folder in sorted((shipped / "cases" / provider).iterdir())[:count]:
+            shutil.copytree(folder, root / "cases" / provider / folder.name)
+    for name in ("VERSION", "FORMAT"):
+        shutil.copy(shipped / name, root / name)
+    write_manifest(root)
+    return root

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from commands import small_corpus
 
-from streamproof.corpus import default_root, load_corpus
+from streamproof.corpus import load_corpus
 from streamproof.corpus.validate import write_manifest
 from streamproof.reporting.history import (
     history_page,
@@ -50,16 +50,6 @@ class StandIn:
         return lib.Installed(str(ADAPTERS / adapter), {"openai": version, "httpx": "0.28.1"})
 
 
-def _corpus(root: Path) -> Path:
-    shipped = default_root()
-    for folder in sorted((shipped / "cases" / "sse-spec").iterdir())[:6]:
-        shutil.copytree(folder, root / "cases" / "sse-spec" / folder.name)
-    for name in ("VERSION", "FORMAT"):
-        shutil.copy(shipped / name, root / name)
-    write_manifest(root)
-    return root
-
-
 def _history(tmp_path: Path, registry: StandIn, count: int = 4) -> lib.History:
     return lib.History(
         out=tmp_path / "history",
@@ -73,7 +63,7 @@ def _history(tmp_path: Path, registry: StandIn, count: int = 4) -> lib.History:
 
 @pytest.fixture
 def scored(tmp_path: Path) -> tuple[Path, StandIn, list[lib.Scored]]:
-    _corpus(tmp_path / "corpus")
+    small_corpus(tmp_path / "corpus", {"sse-spec": 6})
     registry = StandIn(
         {
             "0.8.0": "naive_lines.py",  # outside the window of 4
@@ -130,7 +120,7 @@ def test_a_release_scored_on_this_corpus_is_kept_and_a_corpus_change_re_scores_i
 
 
 def test_every_case_run_crashing_is_not_scorable(tmp_path: Path) -> None:
-    _corpus(tmp_path / "corpus")
+    small_corpus(tmp_path / "corpus", {"sse-spec": 6})
     done = _history(tmp_path, StandIn({"3.0.0": "raises.py"})).run([OPENAI])
     [only] = done
     assert only.outcome == "not scorable"
@@ -259,7 +249,7 @@ def test_npm_pairs_ai_with_the_companion_of_its_day(monkeypatch: pytest.MonkeyPa
 
 
 def test_a_version_that_is_no_file_name_is_not_installed(tmp_path: Path) -> None:
-    _corpus(tmp_path / "corpus")
+    small_corpus(tmp_path / "corpus", {"sse-spec": 6})
     registry = StandIn({"../../etc": "naive_lines.py"})
     done = _history(tmp_path, registry).run([OPENAI])
     assert [s.outcome for s in done] == ["install failed"] and registry.installed == []
@@ -268,7 +258,7 @@ def test_a_version_that_is_no_file_name_is_not_installed(tmp_path: Path) -> None
 def test_the_script_renders_the_page_alone(tmp_path: Path) -> None:
     import subprocess
 
-    _corpus(tmp_path / "corpus")
+    small_corpus(tmp_path / "corpus", {"sse-spec": 6})
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "history"), "--page-only",
          "--corpus", str(tmp_path / "corpus"), "--out", str(tmp_path / "h"),

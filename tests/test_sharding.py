@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from commands import dump, load, streamproof
+from commands import dump, load, small_corpus, streamproof
 from hostile.corpus_builder import one_line
 
-from streamproof.corpus import default_root
-from streamproof.corpus.validate import write_manifest
 from streamproof.harness.sharding import MAX_SHARDS, Shard, plan_digest
 
 ADAPTERS = Path(__file__).parent / "adapters"
@@ -102,18 +99,6 @@ def test_the_plan_digest_is_a_line_per_run() -> None:
 # -- runs and merges -----------------------------------------------------
 
 
-def _small_corpus(root: Path) -> Path:
-    shipped = default_root()
-    for folder in sorted((shipped / "cases" / "openai").iterdir())[:8]:
-        shutil.copytree(folder, root / "cases" / "openai" / folder.name)
-    for folder in sorted((shipped / "cases" / "sse-spec").iterdir())[:6]:
-        shutil.copytree(folder, root / "cases" / "sse-spec" / folder.name)
-    for name in ("VERSION", "FORMAT"):
-        shutil.copy(shipped / name, root / name)
-    write_manifest(root)
-    return root
-
-
 def _run(folder: Path, corpus: Path, out: str, *extra: str) -> Any:
     done = streamproof(
         "run",
@@ -149,7 +134,7 @@ def _but_timings(document: Any) -> Any:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Any]:
     folder = tmp_path_factory.mktemp("shards")
-    corpus = _small_corpus(folder / "corpus")
+    corpus = small_corpus(folder / "corpus", {"openai": 8, "sse-spec": 6})
     whole = _run(folder, corpus, "whole.json")
     return folder, corpus, whole
 
