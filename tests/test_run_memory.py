@@ -46,7 +46,8 @@ def test_a_sealed_run_loads_only_the_pytest_plugins_it_uses(
 ) -> None:
     # pytest's terminal reporter keeps every report of the session to its end;
     # JUnit's plugin loads for --junit alone, and --jobs needs no xdist.
-    from streamproof.cli.pytest_session import RunOptions, _arguments
+    from streamproof.cli.pytest_session import _arguments
+    from streamproof.cli.run_options import RunOptions
 
     target = tmp_path / "junit.xml"
     options = RunOptions(

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import sys
 
-from ..atomic import Batch
 from ..corpus.cases import SEVERITIES, Case, Corpus, CorpusError
 from ..harness.engine import Result, Verdict
-from ..harness.expectations import load_expectations
+from ..harness.expectations import Expectations
 from ..harness.loader import AdapterError
 from ..harness.protocol import AdapterProcess
 from ..reporting.terminal import Progress
@@ -53,20 +52,17 @@ def run_directly(
     work: list[tuple[Case, str]],
     *,
     corpus: Corpus,
+    expectations: Expectations | None = None,
     process: AdapterProcess | None = None,
-    outputs: Batch,
 ) -> tuple[list[Result], int, str]:
     """Run ``work``; return the results, 1 if any fails the run else 0, and ``""``.
 
-    The same contract as ``pytest_session.run_through_pytest`` (``outputs`` is
-    unused: nothing here is staged). ``RunInterrupted`` when a
+    The same contract as ``pytest_session.run_through_pytest`` (nothing here is
+    staged: pytest's two reports are not written). ``expectations``: the run's
+    ``--expect``, as it loaded them. ``RunInterrupted`` when a
     ``KeyboardInterrupt`` stopped the run; ``RunStopped`` when it could not go on.
     """
-    del outputs
     seed = options.seed if options.seed is not None else 0  # (drawn by the run)
-    expectations = None
-    if options.expect is not None:  # (read and checked already by the run)
-        expectations = load_expectations(options.expect, {c.id for c in corpus.cases})
     engines = RunEngines(
         options.spec,
         corpus,

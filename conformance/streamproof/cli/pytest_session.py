@@ -31,9 +31,9 @@ from ..corpus.cases import Corpus
 from ..harness.engine import Result
 from ..harness.protocol import AdapterProcess
 from ..reporting.terminal import Progress
-from .run_options import RunInterrupted, RunOptions, plan_record
+from .run_options import RunInterrupted, RunOptions
 
-__all__ = ["RunInterrupted", "RunOptions", "plan_record", "run_through_pytest"]
+__all__ = ["run_through_pytest"]
 
 
 class _Observer:

@@ -15,7 +15,7 @@ from ..atomic import Batch, held_open, staged_together
 from ..corpus.cases import SEVERITIES, Corpus, load_corpus
 from ..errors import CommandError, UsageError
 from ..harness.engine import Result
-from ..harness.expectations import load_expectations
+from ..harness.expectations import Expectations, load_expectations
 from ..harness.protocol import AdapterProcess, close_all
 from ..harness.selection import Selection, awaiting_notice, awaiting_review
 from ..harness.sharding import Shard, plan_digest
@@ -225,6 +225,7 @@ class _WritingInterrupted(Exception):
 
 def _execute(request: RunOptions) -> int:
     corpus = load_corpus(request.corpus)
+    known = None
     if request.expect:
         known = load_expectations(request.expect, {c.id for c in corpus.cases})
         warning = known.warning(request.expect)
@@ -272,7 +273,7 @@ def _execute(request: RunOptions) -> int:
     try:
         with staged_together(outputs):
             process = probe if handed else None  # (taken over, as the corpus, not started again)
-            ran = _run_plan(options, work, corpus, process, outputs)
+            ran = _run_plan(options, work, corpus, known, process, outputs)
             results, summary, lines = _report(
                 options, ran, work, corpus, probe, outputs, waiting, drawn
             )
@@ -292,14 +293,16 @@ def _run_plan(
     options: RunOptions,
     work: list[Any],
     corpus: Corpus,
+    known: Expectations | None,
     process: AdapterProcess | None,
     outputs: Batch,
 ) -> tuple[list[Result], int, str]:
     """Run the plan: through pytest when it writes the HTML report or JUnit XML
-    (pytest-html and pytest's own writer make them), else straight (``cli.direct``)."""
+    (pytest-html and pytest's own writer make them, staged in ``outputs``), else
+    straight (``cli.direct``), with the known failures the run loaded."""
     if options.html is None and options.junit is None:
         try:
-            return run_directly(options, work, corpus=corpus, process=process, outputs=outputs)
+            return run_directly(options, work, corpus=corpus, expectations=known, process=process)
         except RunStopped as exc:
             raise RunError(str(exc)) from None
     from .pytest_session import run_through_pytest  # (pytest loads only for its reports)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ from .checked import cache_folder, schemas_digest
 from .entry import Case, CaseFiles
 from .gate import max_file_bytes
 
-__all__ = ["RECENT_NS", "Listing", "cached_load", "keep_load", "now_ns", "signature"]
+__all__ = ["RECENT_NS", "Listing", "cached_load", "keep_load", "signature"]
 
 #: A listing with a file changed this recently (2 s) is never kept.
 RECENT_NS = 2_000_000_000
@@ -137,11 +136,6 @@ def keep_load(
         write_atomic(path, json.dumps(kept, separators=(",", ":"), ensure_ascii=False))
     except OSError:
         pass  # an unwritable cache is no cache
-
-
-def now_ns() -> int:
-    """The wall clock, as file times are kept."""
-    return time.time_ns()
 
 
 def _case(root: Path, row: list[Any]) -> Case:
