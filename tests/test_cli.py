@@ -288,6 +288,15 @@ def test_show_makes_invisible_bytes_visible() -> None:
     assert '"expected"' not in bom.stdout and "--- expected ---" in bom.stdout
 
 
+def test_show_names_the_route_a_relayed_stream_came_through() -> None:
+    # A stream relayed by a router is filed under the backend its route names.
+    proc = streamproof("show", "novita/router-stream-sla-metrics-usage-chunk")
+    assert proc.returncode == 0
+    assert "\nroute: router.huggingface.co/novita/v3/openai\n" in proc.stdout
+    direct = streamproof("show", "sse-spec/bom-at-start")
+    assert "\nroute: " not in direct.stdout
+
+
 def test_list_names_every_case() -> None:
     proc = streamproof("list")
     assert proc.returncode == 0

@@ -64,6 +64,8 @@ def _about(case: Case) -> list[str]:
     lines.append(f"provenance: {provenance['kind']}: {provenance['source']}")
     if provenance.get("observed"):
         lines.append(f"observed: {provenance['observed']}")
+    if provenance.get("route"):  # a router or gateway the bytes came through
+        lines.append(f"route: {provenance['route']}")
     lines += [
         f"requires: {', '.join(sorted(case.requires)) or '(nothing)'}",
         f"tags: {', '.join(data.get('tags', [])) or '(none)'}",
