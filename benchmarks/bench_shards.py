@@ -16,15 +16,31 @@ prints DATA MISMATCH and exits 1.
 ``--quick`` runs the ``generic`` cases under ``whole`` only, once. ``--cold``
 runs every command with an empty cache folder of its own, as each job of a
 CI matrix starts (the bytecode stays compiled, as an installer leaves it).
+
+It also splits what each shard beyond the first pays again, measured in the
+same run, each piece on its own (``--floor-repeat`` times, medians): a bare
+interpreter; the interpreter with the standard-library modules a run
+imports; with all of the run's imports; the adapter worker started below its
+supervisor, its handshake read, and stopped; and a run of one case under
+``whole``. The *floor* is what no change to streamproof's own code can take
+from a shard while each shard is a process of its own and runs its adapter
+in an isolated process: the interpreter and standard library of the run, and
+the supervised worker's start. The script prints the floor as a ratio (one
+run plus N - 1 floors, over one run) beside the measured ratio, and what the
+goal allows each extra shard.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
+import socket
 import statistics
+import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -74,6 +90,142 @@ def one_round(
     return {"whole": whole, "shards": sum(parts), "merge": merge, "largest_shard": max(parts)}
 
 
+# The modules a run imports before it runs its first case (``streamproof run``'s path).
+RUN_MODULES = (
+    "streamproof.cli.run",
+    "streamproof.cli.direct",
+    "streamproof.harness.engine",
+    "streamproof.harness.sharding",
+)
+GOAL = 1.15  # 4 shards against one run (benchmarks/README.md)
+SUPERVISOR = ROOT / "conformance" / "streamproof" / "harness" / "supervisor.py"
+HANDSHAKE = b'{"cmd": "start", "protocol": 1}\n{"cmd": "stop"}\n'
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _process_cpu(argv: list[str], env: dict[str, str], folder: Path, stdin: bytes = b"") -> float:
+    """CPU seconds of one process and of every process below it that was waited for.
+
+    ``argv`` starting with ``"supervised"`` runs the rest below the supervisor, as
+    ``spawn.Child`` starts an adapter: the supervisor holds one end of a lifeline."""
+    ours, theirs = socket.socketpair()
+    if argv[:1] == ["supervised"]:
+        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), str(theirs.fileno()), *argv[1:]]
+    before = _children_cpu()
+    with ours:
+        proc = subprocess.Popen(
+            argv,
+            cwd=folder,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(theirs.fileno(),),
+        )
+        theirs.close()
+        _, stderr = proc.communicate(stdin)  # (a worker stops on "stop"; its supervisor sweeps)
+    spent = _children_cpu() - before
+    if proc.returncode != 0:
+        said = stderr.decode("utf-8", "replace").strip()[-300:]
+        raise Mismatch(f"{' '.join(argv[-4:])} exited {proc.returncode}: {said}")
+    return spent
+
+
+def _stdlib_modules(env: dict[str, str], folder: Path) -> list[str]:
+    """The standard-library modules that importing ``RUN_MODULES`` brings in."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    script = f"""
+import sys
+before = set(sys.modules)
+import {", ".join(RUN_MODULES)}
+for name in sorted(set(sys.modules) - before):
+    path = getattr(sys.modules[name], "__file__", None) or ""
+    if not path or path.startswith({stdlib!r}):
+        print(name)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=folder, env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise Mismatch(f"listing the run's imports failed: {done.stderr.strip()[-300:]}")
+    return [n for n in done.stdout.split() if not n.startswith(("streamproof", "adapters"))]
+
+
+def floor(env: dict[str, str], folder: Path, repeat: int, run: list[str]) -> dict[str, float]:
+    """What a shard pays again, piece by piece: CPU seconds, medians of ``repeat``."""
+    python = sys.executable
+    one_case = [
+        "--case",
+        "openai/text-stream-include-usage",
+        "--transport",
+        "whole",
+        "--json",
+        "one.json",
+    ]
+    pieces: dict[str, tuple[list[str], bytes]] = {
+        "interpreter": ([python, "-c", "pass"], b""),
+        "standard library": (
+            [python, "-c", "import " + ", ".join(_stdlib_modules(env, folder))],
+            b"",
+        ),
+        "run imports": ([python, "-c", "import " + ", ".join(RUN_MODULES)], b""),
+        "supervised worker": (
+            ["supervised", python, "-m", "streamproof.harness.worker", "reference"],
+            HANDSHAKE,
+        ),
+        "one-case run": ([python, "-m", "streamproof", *run, *one_case], b""),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in pieces}
+    for _ in range(repeat):  # in turns, so that a busy moment of the machine falls on all
+        for name, (argv, stdin) in pieces.items():
+            samples[name].append(_process_cpu(argv, env, folder, stdin))
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def per_shard(pieces: dict[str, float], med: dict[str, float], shards: int) -> dict[str, Any]:
+    """What each shard beyond the first pays again, against what the goal allows it."""
+    extra = max(shards - 1, 1)
+    floor_cpu = pieces["standard library"] + pieces["supervised worker"]
+    own = pieces["run imports"] - pieces["standard library"]
+    return {
+        "pieces": pieces,
+        "paid_again": (med["shards"] - med["whole"]) / extra,
+        "allowed": (GOAL - 1) * med["whole"] / extra,
+        "floor": floor_cpu,
+        "own_imports": own,
+        "rest_of_one_case_run": pieces["one-case run"]
+        - pieces["run imports"]
+        - pieces["supervised worker"],
+        "floor_over_whole": 1 + extra * floor_cpu / med["whole"],
+        "without_own_imports_over_whole": (med["shards"] - extra * own) / med["whole"],
+    }
+
+
+def print_per_shard(split: dict[str, Any], shards: int) -> None:
+    pieces = split["pieces"]
+    print(
+        f"each shard beyond the first pays again {split['paid_again']:.3f} s of CPU; "
+        f"{GOAL:.2f}× allows {split['allowed']:.3f} s"
+    )
+    print(
+        f"  the floor, {split['floor']:.3f} s: the run's interpreter and standard library "
+        f"{pieces['standard library']:.3f} s (a bare interpreter {pieces['interpreter']:.3f} s), "
+        f"the adapter worker below its supervisor {pieces['supervised worker']:.3f} s"
+    )
+    print(
+        f"  streamproof's own imports {split['own_imports']:.3f} s; the rest of a one-case run "
+        f"(corpus load, plan, the case, results) {split['rest_of_one_case_run']:.3f} s"
+    )
+    print(
+        f"  {shards} shards at the floor alone: {split['floor_over_whole']:.2f}× one run; "
+        f"with streamproof's own imports free: {split['without_own_imports_over_whole']:.2f}×"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, default=4)
@@ -81,6 +233,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="generic cases, whole, once")
     parser.add_argument(
         "--cold", action="store_true", help="every command with an empty cache folder"
+    )
+    parser.add_argument(
+        "--floor-repeat", type=int, default=15, help="rounds of the per-shard split (default 15)"
     )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -96,6 +251,8 @@ def main() -> int:
         try:
             _cpu(["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra], env, tmp)
             samples = [one_round(args.shards, extra, env, tmp, args.cold) for _ in range(repeat)]
+            run = ["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q"]
+            pieces = floor(env, tmp, 1 if args.quick else args.floor_repeat, run)
         except Mismatch as exc:
             print(f"DATA MISMATCH: {exc}")
             return 1
@@ -109,12 +266,14 @@ def main() -> int:
         "with_merge_over_whole": (med["shards"] + med["merge"]) / med["whole"],
         "largest_shard_over_whole": med["largest_shard"] / med["whole"],
         "samples": samples,
+        "per_shard": per_shard(pieces, med, args.shards),
     }
     print(
         f"{args.shards} shards / one run, CPU: {figures['shards_over_whole']:.2f}× "
         f"({figures['with_merge_over_whole']:.2f}× with the merge); the largest shard "
         f"{figures['largest_shard_over_whole']:.2f}× of the run"
     )
+    print_per_shard(figures["per_shard"], args.shards)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0

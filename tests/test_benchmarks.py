@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
         "bench_startup.py",
         "bench_harness.py",
         "bench_scale.py",
-        "bench_shards.py",
-    ],
+    ],  # bench_shards.py: test_the_shard_benchmark_splits_what_each_shard_pays_again
 )
 def test_benchmark_runs_quick(script: str) -> None:
     proc = subprocess.run(
@@ -50,6 +50,33 @@ def test_the_table_runs_every_script_and_writes_one_row_per_figure(tmp_path: Pat
     assert len(rows) == 1 + 10  # the header and every figure of the goals
     harness = next(r for r in rows if r.startswith("| harness CPU per case run"))
     assert " ms |" in harness  # measured, not a failure
+    shards = next(r for r in rows if r.startswith("| 4 shards"))
+    assert "the floor" in shards
+
+
+def test_the_shard_benchmark_splits_what_each_shard_pays_again(tmp_path: Path) -> None:
+    out = tmp_path / "shards.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_shards.py"), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "each shard beyond the first pays again" in proc.stdout
+    split = json.loads(out.read_text(encoding="utf-8"))["per_shard"]
+    pieces = split["pieces"]
+    assert set(pieces) == {
+        "interpreter",
+        "standard library",
+        "run imports",
+        "supervised worker",
+        "one-case run",
+    }
+    assert all(value > 0 for value in pieces.values())
+    assert split["floor"] == pieces["standard library"] + pieces["supervised worker"]
+    assert split["own_imports"] == pieces["run imports"] - pieces["standard library"]
 
 
 def test_a_failing_script_is_said_in_its_rows_and_the_others_stay(tmp_path: Path) -> None:
