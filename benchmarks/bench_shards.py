@@ -11,7 +11,8 @@ shards together over the whole run, and the same with the merge added. The
 merged results must equal the whole run's but for the timings, or the script
 prints DATA MISMATCH and exits 1.
 
-    python benchmarks/bench_shards.py [--shards N] [--repeat N] [--quick] [--cold] [--json FILE]
+    python benchmarks/bench_shards.py [--shards N] [--repeat N] [--floor-repeat N] [--quick]
+                                      [--cold] [--json FILE]
 
 ``--quick`` runs the ``generic`` cases under ``whole`` only, once. ``--cold``
 runs every command with an empty cache folder of its own, as each job of a
