@@ -138,7 +138,7 @@ def measure(sides: list[Side], repeat: int, cases: list[str]) -> dict[str, Any]:
     for side in sides:
 
         def med(task: str, key: str, name: str = side.name) -> float:
-            return statistics.median(s[key] for s in samples[f"{name}:{task}"])
+            return float(statistics.median(s[key] for s in samples[f"{name}:{task}"]))
 
         runs = samples[f"{side.name}:all"][0]["runs"]
         adapter = statistics.median(samples[f"{side.name}:adapter"])

@@ -163,7 +163,7 @@ def _sseclient() -> Parser:
 
     def parse(reads: list[bytes], loads: Loads) -> Tally:
         tally = Tally(loads)
-        for sse in SSEClient(reads).events():
+        for sse in SSEClient(iter(reads)).events():
             tally.take(sse.data)
         return tally
 

@@ -27,7 +27,7 @@ import threading
 import time
 from pathlib import Path
 
-from streamproof.corpus import load_corpus
+from streamproof.corpus import Case, load_corpus
 from streamproof.harness.engine import Engine, Result, Verdict, select
 from streamproof.harness.lines import LineReader
 from streamproof.harness.messages import run_message
@@ -58,7 +58,7 @@ def _check(results: list[Result]) -> None:
         sys.exit(1)
 
 
-def persistent(spec: str, cases: list, transport: str) -> float:
+def persistent(spec: str, cases: list[Case], transport: str) -> float:
     started = time.perf_counter()
     engine = Engine(spec, seed=1)
     try:
@@ -68,7 +68,7 @@ def persistent(spec: str, cases: list, transport: str) -> float:
     return time.perf_counter() - started
 
 
-def per_case(spec: str, cases: list, transport: str) -> float:
+def per_case(spec: str, cases: list[Case], transport: str) -> float:
     started = time.perf_counter()
     results = []
     for case in cases:
