@@ -12,6 +12,20 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
+def _script(name: str, *args: str, timeout: float = 300) -> str:
+    """Run ``benchmarks/NAME ARGS``; its output, once it has exited 0 with no mismatch."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "MISMATCH" not in proc.stdout
+    return proc.stdout
+
+
 @pytest.mark.parametrize(
     "script",
     [
@@ -24,27 +38,12 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
     ],  # bench_shards.py: test_the_shard_benchmark_splits_what_each_shard_pays_again
 )
 def test_benchmark_runs_quick(script: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / script), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "MISMATCH" not in proc.stdout
+    _script(script, "--quick")
 
 
 def test_the_table_runs_every_script_and_writes_one_row_per_figure(tmp_path: Path) -> None:
     out = tmp_path / "table.md"
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "run_all.py"), "--quick", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _script("run_all.py", "--quick", "--out", str(out), timeout=600)
     rows = [line for line in out.read_text().splitlines() if line.startswith("| ")]
     assert rows[0].startswith("| figure | goal | now | 7aeba43 |")
     assert len(rows) == 1 + 10  # the header and every figure of the goals
@@ -56,15 +55,8 @@ def test_the_table_runs_every_script_and_writes_one_row_per_figure(tmp_path: Pat
 
 def test_the_shard_benchmark_splits_what_each_shard_pays_again(tmp_path: Path) -> None:
     out = tmp_path / "shards.json"
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "bench_shards.py"), "--quick", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "each shard beyond the first pays again" in proc.stdout
+    said = _script("bench_shards.py", "--quick", "--json", str(out))
+    assert "each shard beyond the first pays again" in said
     split = json.loads(out.read_text(encoding="utf-8"))["per_shard"]
     pieces = split["pieces"]
     assert set(pieces) == {
