@@ -122,6 +122,12 @@ def measure(args: list[str], env: dict[str, str], folder: Path, what: str) -> di
     return figures
 
 
+def selection(quick: bool) -> list[str]:
+    """What a timed run scores: every case under every transport, or with ``--quick``
+    the ``generic`` cases under ``whole``."""
+    return ["--case", "generic/*", "--transport", "whole"] if quick else ["--transport", "all"]
+
+
 def run(corpus: Path, extra: list[str], env: dict[str, str], folder: Path) -> dict[str, Any]:
     out = folder / f"results-{corpus.name}.json"
     args = ["run", "--corpus", str(corpus), "--seed", "1", "--no-html", "-q"]
@@ -139,8 +145,7 @@ def main() -> int:
     args = parser.parse_args()
     use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
     repeat = 1 if args.quick else args.repeat
-    extra = ["--case", "generic/*", "--transport", "whole"] if args.quick else []
-    extra = extra or ["--transport", "all"]
+    extra = selection(args.quick)
     with tempfile.TemporaryDirectory(prefix="streamproof-scale-") as name:
         tmp = Path(name)
         env = _env(tmp / "cache")

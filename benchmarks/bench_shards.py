@@ -50,8 +50,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same checkout on PYTHONPATH and the same private cache as the scaling benchmark.
-from bench_scale import Mismatch, _env, measure, settle  # noqa: E402
+from bench_scale import Mismatch, _env, measure, selection, settle  # noqa: E402
 from bytecode import use_compiled_bytecode  # noqa: E402
+
+# Every timed run: the copy of the shipped corpus, one seed, no HTML report.
+RUN = ("run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q")
 
 
 def _cpu(args: list[str], env: dict[str, str], folder: Path) -> float:
@@ -71,7 +74,7 @@ def _but_timings(path: Path) -> Any:
 def one_round(
     shards: int, extra: list[str], env: dict[str, str], tmp: Path, cold: bool = False
 ) -> dict[str, float]:
-    run = ["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra]
+    run = [*RUN, *extra]
     fresh = iter(range(10**6))
 
     def env_of() -> dict[str, str]:  # --cold: an empty cache folder, as each CI job has
@@ -156,7 +159,7 @@ for name in sorted(set(sys.modules) - before):
     return [n for n in done.stdout.split() if not n.startswith(("streamproof", "adapters"))]
 
 
-def floor(env: dict[str, str], folder: Path, repeat: int, run: list[str]) -> dict[str, float]:
+def floor(env: dict[str, str], folder: Path, repeat: int) -> dict[str, float]:
     """What a shard pays again, piece by piece: CPU seconds, medians of ``repeat``."""
     python = sys.executable
     one_case = [
@@ -178,7 +181,7 @@ def floor(env: dict[str, str], folder: Path, repeat: int, run: list[str]) -> dic
             ["supervised", python, "-m", "streamproof.harness.worker", "reference"],
             HANDSHAKE,
         ),
-        "one-case run": ([python, "-m", "streamproof", *run, *one_case], b""),
+        "one-case run": ([python, "-m", "streamproof", *RUN, *one_case], b""),
     }
     samples: dict[str, list[float]] = {name: [] for name in pieces}
     for _ in range(repeat):  # in turns, so that a busy moment of the machine falls on all
@@ -242,18 +245,16 @@ def main() -> int:
     args = parser.parse_args()
     use_compiled_bytecode()  # (as an installed streamproof: benchmarks/bytecode.py)
     repeat = 1 if args.quick else args.repeat
-    extra = ["--case", "generic/*", "--transport", "whole"] if args.quick else []
-    extra = extra or ["--transport", "all"]
+    extra = selection(args.quick)
     with tempfile.TemporaryDirectory(prefix="streamproof-shards-") as name:
         tmp = Path(name)
         env = _env(tmp / "cache")
         shutil.copytree(ROOT / "corpus", tmp / "corpus")
         settle()
         try:
-            _cpu(["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q", *extra], env, tmp)
+            _cpu([*RUN, *extra], env, tmp)  # untimed: fills the caches
             samples = [one_round(args.shards, extra, env, tmp, args.cold) for _ in range(repeat)]
-            run = ["run", "--corpus", "corpus", "--seed", "1", "--no-html", "-q"]
-            pieces = floor(env, tmp, 1 if args.quick else args.floor_repeat, run)
+            pieces = floor(env, tmp, 1 if args.quick else args.floor_repeat)
         except Mismatch as exc:
             print(f"DATA MISMATCH: {exc}")
             return 1
