@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import socket
 import statistics
@@ -51,6 +50,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # The same checkout on PYTHONPATH and the same private cache as the scaling benchmark.
 from bench_scale import Mismatch, _env, measure, selection, settle  # noqa: E402
+from bench_startup import HANDSHAKE, _children_cpu  # noqa: E402
 from bytecode import use_compiled_bytecode  # noqa: E402
 
 # Every timed run: the copy of the shipped corpus, one seed, no HTML report.
@@ -103,12 +103,8 @@ RUN_MODULES = (
 )
 GOAL = 1.15  # 4 shards against one run (benchmarks/README.md)
 SUPERVISOR = ROOT / "conformance" / "streamproof" / "harness" / "supervisor.py"
-HANDSHAKE = b'{"cmd": "start", "protocol": 1}\n{"cmd": "stop"}\n'
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+# A worker's whole life: the handshake every run reads (bench_startup.py), then stop.
+START_AND_STOP = HANDSHAKE + b'{"cmd": "stop"}\n'
 
 
 def _process_cpu(argv: list[str], env: dict[str, str], folder: Path, stdin: bytes = b"") -> float:
@@ -179,7 +175,7 @@ def floor(env: dict[str, str], folder: Path, repeat: int) -> dict[str, float]:
         "run imports": ([python, "-c", "import " + ", ".join(RUN_MODULES)], b""),
         "supervised worker": (
             ["supervised", python, "-m", "streamproof.harness.worker", "reference"],
-            HANDSHAKE,
+            START_AND_STOP,
         ),
         "one-case run": ([python, "-m", "streamproof", *RUN, *one_case], b""),
     }
